@@ -1,0 +1,171 @@
+"""The ``nertz`` command: ``replay``, ``rules`` (and, as they land, ``simulate``, ``serve``).
+
+Bad input never shows a traceback: the command prints one line naming the problem to stderr and
+exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from nertz.errors import NertzError
+from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from nertz import render, replay
+
+    file = replay.load(args.file)
+    if args.json:
+        result = replay.run(file)
+        print(json.dumps(result.to_json()))
+        return 0
+    names = file.players
+
+    def on_move(r: int, outcome: replay.MoveOutcome, rnd: Any) -> None:
+        tm = outcome.move
+        who = names[tm.p]
+        mark = "ok" if outcome.ok else f"rejected: {outcome.error}"
+        print(f"  {tm.t:>7} ms  {who:<12} {tm.m!s:<9} {mark}")
+
+    print(f"rules: {json.dumps(file.rules.to_spec())}   players: {', '.join(names)}")
+    result = None
+    rounds_out = []
+
+    def run_with_headers() -> replay.Replayed:
+        current = -1
+
+        def hook(r: int, outcome: replay.MoveOutcome, rnd: Any) -> None:
+            nonlocal current
+            if r != current:
+                current = r
+                print(f"\nRound {r + 1}")
+            on_move(r, outcome, rnd)
+
+        return replay.run(file, hook)
+
+    result = run_with_headers()
+    for r, rr in enumerate(result.rounds, start=1):
+        if not rr.outcomes:
+            print(f"\nRound {r}\n  (no moves)")
+        score = rr.result.score
+        how = score.ended
+        if score.caller is not None:
+            how += f", called by {names[score.caller]}"
+        rounds_out.append((r, how, rr))
+    last = result.rounds[-1] if result.rounds else None
+    if last is not None:
+        print("\nThe table at the end\n" + render.draw(last.round, names))
+    print("\nScores")
+    width = max(len(n) for n in names)
+    for r, how, rr in rounds_out:
+        print(f"  round {r} ({how})")
+        for seat, s in enumerate(rr.result.score.seats):
+            parts = [f"{s.foundation_cards} cards +{s.card_points}"]
+            if s.nertz_left:
+                parts.append(f"{s.nertz_left} left -{s.nertz_penalty}")
+            for label, value in (
+                ("caller", s.caller_bonus), ("variant", s.variant_bonus),
+                ("false calls", s.false_calls), ("lotto", s.lotto),
+            ):
+                if value:
+                    parts.append(f"{label} {value:+d}")
+            print(f"    {names[seat]:<{width}} {s.total:>5}   ({', '.join(parts)})")
+    print("  totals: " + ", ".join(f"{n} {t}" for n, t in zip(names, result.match.totals,
+                                                                 strict=True)))
+    if result.match.over:
+        w = result.match.winner
+        print("  match over: " + ("a tie" if w is None else f"{names[w]} wins"))
+    else:
+        print("  match goes on")
+    return 0
+
+
+def _value(v: Any) -> Any:
+    if v is True:
+        return "on"
+    if v is False:
+        return "off"
+    if v is None:
+        return "none"
+    return v
+
+
+def _rules(args: argparse.Namespace) -> int:
+    if args.name is None:
+        if args.json:
+            print(json.dumps({name: {"source": PRESET_SOURCES[name],
+                                     "summary": PRESET_SUMMARIES[name],
+                                     "options": r.to_options()}
+                              for name, r in PRESETS.items()}))
+            return 0
+        print("Presets (nertz rules NAME shows every option):")
+        for name in PRESETS:
+            print(f"  {name:<22} [{PRESET_SOURCES[name]}] {PRESET_SUMMARIES[name]}")
+        return 0
+    spec: Any = args.name
+    if args.name.lstrip().startswith("{"):
+        try:
+            spec = json.loads(args.name)
+        except json.JSONDecodeError as exc:
+            raise NertzError(f"rules: not JSON: {exc.msg}") from None
+    rules = Rules.from_spec(spec)
+    for item in args.set or []:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise NertzError(f"--set takes OPTION=VALUE, not {item!r}")
+        rules = rules.replace(**{name.strip(): value.strip()})
+    if args.json:
+        print(json.dumps({"rules": rules.to_spec(), "options": rules.to_options()}))
+        return 0
+    base = PRESETS.get(spec) if isinstance(spec, str) else None
+    print(f"{args.name}: {PRESET_SUMMARIES.get(args.name, json.dumps(rules.to_spec()))}")
+    for name, option in OPTIONS.items():
+        value = getattr(rules, name)
+        mark = "" if base is not None and value == getattr(PRESETS["pagat"], name) else " *"
+        print(f"  {name:<20} {_value(value)!s:<12}{mark:<3} [{option.source}] {option.doc}")
+    print("  (* differs from the default)")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``nertz`` command."""
+    parser = argparse.ArgumentParser(prog="nertz", description="Nertz: rules, replays, bots.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("replay", help="replay a .nertz.json file")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true", help="print SPEC's JSON result")
+    p.set_defaults(func=_replay)
+    p = sub.add_parser("rules", help="list the presets, or print one ruleset")
+    p.add_argument("name", nargs="?", help="a preset name or a JSON rules object")
+    p.add_argument("--set", action="append", metavar="OPTION=VALUE", help="override an option")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_rules)
+    for extra in _EXTRA_COMMANDS:
+        extra(sub)
+    return parser
+
+
+_EXTRA_COMMANDS: list[Any] = []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (2 on bad input, with a one-line message)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except NertzError as exc:
+        print(f"nertz {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

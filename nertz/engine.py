@@ -1,0 +1,899 @@
+"""The rules engine: legal moves, verify, apply, and the stuck and blocked checks.
+
+A :class:`Round` is one deal in progress: every seat's tableau and the shared foundations. Like
+python-chess's ``Board`` it is mutable so that one owner (a server table, the simulator) can play
+hundreds of thousands of moves a second; :func:`apply` is the pure form that returns a new round
+and leaves its argument untouched. Legality comes in three steps:
+
+- :meth:`Round.legal_moves` lists a seat's moves;
+- :meth:`Round.verify` raises :class:`IllegalMoveError` saying why a move is not allowed
+  (:meth:`Round.can_play` answers yes or no);
+- :meth:`Round.play` verifies, changes the round, and returns the events.
+
+A rejected move changes nothing. The engine keeps no clock: each move may carry ``t`` (ms from
+the round's start), which matters only for the call's grace window and for naming a race's margin.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from nertz.cards import Card
+from nertz.errors import IllegalMoveError, LostRace, NotationError
+from nertz.events import (
+    CardRevealed,
+    CardsMoved,
+    Called,
+    Event,
+    FalseCallPenalty,
+    ResetDone,
+    RoundEnded,
+    StockTurned,
+    StuckDeclared,
+    StuckLapsed,
+)
+from nertz.foundations import POLICIES, Foundation
+from nertz.moves import (
+    CALL,
+    STUCK,
+    STUCK_NERTZ,
+    TURN,
+    Kind,
+    Move,
+    to_foundation,
+    to_work,
+)
+from nertz.rules import Rules
+from nertz.state import Layout, Tableau
+
+NEW_FOUNDATION: Final = -1
+"""Resolved target of a play that starts a new foundation."""
+
+FALSE_CALL_PAYMENT: Final = 10
+"""What a false caller pays each other seat (SPEC: 10, or 20 with an Ace under aces_double)."""
+
+_BFS_LIMIT: Final = 20_000
+"""Work-pile arrangements the stuck look-ahead explores before it gives up (answering 'not
+stuck'); real positions need a few dozen at most."""
+
+
+@dataclass(frozen=True, slots=True)
+class FalseCall:
+    """A penalised false call: who, how much each other seat received, and when."""
+
+    seat: int
+    each: int
+    t: int | None
+
+
+class Round:
+    """One round in progress: tableaus, foundations, declarations and the call.
+
+    ``ended`` is None while play goes on, ``"nertz"`` once a seat called (moves within the
+    grace window after ``called_at`` still count) or ``"blocked"``.
+    """
+
+    __slots__ = (
+        "_accepting",
+        "_grace",
+        "_jokers",
+        "_open_piles",
+        "_partial",
+        "_starter",
+        "called_at",
+        "called_by",
+        "ended",
+        "false_calls",
+        "foundations",
+        "moves_played",
+        "policy",
+        "resets",
+        "rules",
+        "stuck",
+        "tableaus",
+    )
+
+    def __init__(self, rules: Rules, tableaus: Sequence[Tableau]) -> None:
+        self.rules = rules
+        self.policy = POLICIES[rules.foundation]
+        self.tableaus: list[Tableau] = list(tableaus)
+        self.foundations: list[Foundation] = []
+        # (suit << 4 | rank) -> 0-based indices of the foundations that take that card next.
+        self._accepting: dict[int, list[int]] = {}
+        self._open_piles: list[int] = []
+        self.stuck: list[str] = [""] * len(self.tableaus)
+        self.called_by: int | None = None
+        self.called_at: int | None = None
+        self.ended: str | None = None
+        self.false_calls: list[FalseCall] = []
+        self.moves_played = 0
+        self.resets = 0
+        self._starter = self.policy.starter
+        self._jokers = rules.jokers
+        self._partial = rules.move_partial_runs
+        self._grace = rules.call_grace_ms
+        if rules.blocked_round_end and self.tableaus and self.is_blocked():
+            self.ended = "blocked"
+
+    # ----------------------------------------------------------------- construction, copies
+
+    @classmethod
+    def from_layouts(cls, rules: Rules, layouts: Sequence[Layout]) -> Round:
+        """A round dealt as ``layouts`` say, one per seat, each checked against the rules."""
+        for seat, layout in enumerate(layouts):
+            check_layout(rules, layout, seat)
+        return cls(rules, [layout.to_tableau() for layout in layouts])
+
+    def copy(self) -> Round:
+        """An independent copy: playing on it leaves this round untouched."""
+        other = Round.__new__(Round)
+        other.rules = self.rules
+        other.policy = self.policy
+        other.tableaus = [t.copy() for t in self.tableaus]
+        other.foundations = [f.copy() for f in self.foundations]
+        other._accepting = {k: v[:] for k, v in self._accepting.items()}
+        other._open_piles = self._open_piles[:]
+        other.stuck = self.stuck[:]
+        other.called_by = self.called_by
+        other.called_at = self.called_at
+        other.ended = self.ended
+        other.false_calls = self.false_calls[:]
+        other.moves_played = self.moves_played
+        other.resets = self.resets
+        other._starter = self._starter
+        other._jokers = self._jokers
+        other._partial = self._partial
+        other._grace = self._grace
+        return other
+
+    @property
+    def seats(self) -> int:
+        """How many seats (players or teams) play."""
+        return len(self.tableaus)
+
+    @property
+    def over(self) -> bool:
+        """True once the round has been called or blocked."""
+        return self.ended is not None
+
+    # ----------------------------------------------------------------------- card helpers
+
+    def foundation_for(self, card: Card) -> int:
+        """The 0-based index of the lowest foundation ``card`` fits, ``NEW_FOUNDATION`` if it
+        starts one, or -2 if it fits nowhere."""
+        rank = card.rank
+        if rank == 0:
+            return self._open_piles[0] if self._open_piles else -2
+        if rank == self._starter:
+            return NEW_FOUNDATION
+        found = self._accepting.get(card.suit << 4 | rank)
+        return found[0] if found else -2
+
+    def _fits_pile(self, pile: list[Card], down: int, moving: list[Card]) -> bool:
+        """Whether ``moving`` (a valid run, bottom first) may go onto a work pile."""
+        if len(pile) == down:
+            return True
+        if not self._jokers:
+            top = pile[-1]
+            first = moving[0]
+            return first.rank == top.rank - 1 and first.red is not top.red
+        return valid_run(pile[down:] + moving)
+
+    # ------------------------------------------------------------------------ legal moves
+
+    def legal_moves(self, seat: int) -> list[Move]:
+        """Every move ``seat`` may make now, each distinct play once.
+
+        Foundation plays are listed as ``X-Fk`` for each foundation the card fits (``X-F`` for a
+        starter card, which opens a new one); whole runs as ``3-1``, partial runs as ``3:7H-1``.
+        After the call the list is empty: only cards already in the air (``t`` inside the grace
+        window) may still land, and :meth:`verify` decides those.
+        """
+        if self.ended is not None or not 0 <= seat < len(self.tableaus):
+            return []
+        tab = self.tableaus[seat]
+        moves: list[Move] = []
+        work = tab.work
+        downs = tab.down
+        n_work = len(work)
+        sources: list[tuple[str, Card]] = []
+        if tab.nertz:
+            sources.append(("N", tab.nertz[-1]))
+        if tab.waste:
+            sources.append(("W", tab.waste[-1]))
+        for k in range(n_work):
+            pile = work[k]
+            if len(pile) > downs[k]:
+                sources.append((_PILE_NAMES[k], pile[-1]))
+        starter = self._starter
+        accepting = self._accepting
+        for src, c in sources:
+            rank = c.rank
+            if rank == starter:
+                moves.append(_TO_F[src, 0])
+            elif rank == 0:
+                for fi in self._open_piles:
+                    moves.append(_to_f(src, fi + 1))
+            else:
+                found = accepting.get(c.suit << 4 | rank)
+                if found:
+                    for fi in found:
+                        moves.append(_to_f(src, fi + 1))
+        jokers = self._jokers
+        # The Nertz top and the waste top (the first sources) may go onto work piles.
+        for src, c in sources[: bool(tab.nertz) + bool(tab.waste)]:
+            red = c.red
+            need = c.rank + 1
+            for j in range(n_work):
+                pile = work[j]
+                if len(pile) == downs[j]:
+                    moves.append(_TO_W[src, j])
+                elif jokers:
+                    if valid_run([*pile[downs[j]:], c]):
+                        moves.append(_TO_W[src, j])
+                else:
+                    top = pile[-1]
+                    if top.rank == need and top.red is not red:
+                        moves.append(_TO_W[src, j])
+        partial = self._partial
+        for k in range(n_work):
+            pile = work[k]
+            d = downs[k]
+            if len(pile) <= d:
+                continue
+            src = _PILE_NAMES[k]
+            last = len(pile) - 1 if partial else d
+            for i in range(d, last + 1):
+                moving = pile[i:]
+                for j in range(n_work):
+                    if j == k:
+                        continue
+                    if self._fits_pile(work[j], downs[j], moving):
+                        if i == d:
+                            moves.append(_TO_W[src, j])
+                        else:
+                            moves.append(to_work(src, j + 1, pile[i]))
+        if tab.stock or tab.waste:
+            moves.append(TURN)
+        declared = self.stuck[seat]
+        if declared != "S":
+            moves.append(STUCK)
+        if self.rules.stuck_reset == "rotate_either" and declared != "N":
+            moves.append(STUCK_NERTZ)
+        if self._may_call(tab):
+            moves.append(CALL)
+        return moves
+
+    def _may_call(self, tab: Tableau) -> bool:
+        if not tab.nertz:
+            return self.rules.call == "manual"
+        return self.rules.false_call == "penalised"
+
+    # ----------------------------------------------------------------- verify and apply
+
+    def can_play(self, seat: int, move: Move | str, t: int | None = None) -> bool:
+        """Whether :meth:`play` would accept the move (malformed text answers False)."""
+        try:
+            self.verify(seat, move, t)
+        except (IllegalMoveError, NotationError):
+            return False
+        return True
+
+    def verify(
+        self, seat: int, move: Move | str, t: int | None = None, hand: int | None = None
+    ) -> None:
+        """Raise :class:`IllegalMoveError` (or :class:`LostRace`) if the move is not allowed.
+
+        ``hand`` names the partner (0: Nertz pile, 1: stock and waste) under ``teams: split``.
+        """
+        if isinstance(move, str):
+            move = Move.parse(move)
+        self._check(seat, move, t, hand)
+
+    def play(
+        self, seat: int, move: Move | str, t: int | None = None, hand: int | None = None
+    ) -> tuple[Event, ...]:
+        """Verify and make the move; return what happened. Raises and changes nothing if the
+        move is illegal (text that is no move raises :class:`NotationError`)."""
+        if isinstance(move, str):
+            move = Move.parse(move)
+        target = self._check(seat, move, t, hand)
+        return self._execute(seat, move, target, t)
+
+    def _illegal(self, seat: int, move: Move, reason: str) -> IllegalMoveError:
+        return IllegalMoveError(str(move), seat, reason)
+
+    def _check(self, seat: int, move: Move, t: int | None, hand: int | None) -> int:
+        """Everything :meth:`verify` checks; returns the resolved foundation or work pile."""
+        if not 0 <= seat < len(self.tableaus):
+            raise IllegalMoveError(str(move), seat, f"there is no seat {seat}")
+        if self.ended is not None:
+            if self.ended == "blocked":
+                raise self._illegal(seat, move, "the round is over: every seat is blocked")
+            if move.kind is Kind.CALL or move.kind is Kind.STUCK:
+                raise self._illegal(
+                    seat, move, f"the round is over: seat {self.called_by} called"
+                )
+            if t is None or self.called_at is None or t - self.called_at >= self._grace:
+                when = "" if self.called_at is None else f" at {self.called_at} ms"
+                raise self._illegal(
+                    seat, move, f"the round is over: seat {self.called_by} called{when}"
+                )
+        kind = move.kind
+        if hand is not None and self.rules.teams == "split":
+            self._check_hand(seat, move, hand)
+        tab = self.tableaus[seat]
+        if kind is Kind.TO_FOUNDATION:
+            card = self._source_card(seat, move, tab)
+            return self._check_foundation(seat, move, card, t)
+        if kind is Kind.TO_WORK:
+            return self._check_work(seat, move, tab)
+        if kind is Kind.TURN:
+            if not tab.stock and not tab.waste:
+                raise self._illegal(seat, move, "the stock and the waste are both empty")
+            return 0
+        if kind is Kind.STUCK:
+            if move.stuck == "N" and self.rules.stuck_reset != "rotate_either":
+                raise self._illegal(
+                    seat, move, "this ruleset rotates only the stock (stuck_reset rotate_stock)"
+                )
+            if self.stuck[seat] == (move.stuck or "S"):
+                raise self._illegal(seat, move, "this seat has already declared it is stuck")
+            return 0
+        # The call.
+        if tab.nertz:
+            if self.rules.false_call != "penalised":
+                raise self._illegal(
+                    seat, move, f"the Nertz pile still holds {len(tab.nertz)} cards"
+                )
+            return 0
+        if self.rules.call == "auto":  # pragma: no cover - the pile emptying ended the round
+            raise self._illegal(seat, move, "the round ends by itself under call auto")
+        return 0
+
+    def _check_hand(self, seat: int, move: Move, hand: int) -> None:
+        if hand not in (0, 1):
+            raise self._illegal(seat, move, f"there is no partner {hand} (0 or 1)")
+        if hand == 0 and (move.kind is Kind.TURN or move.src == "W"):
+            raise self._illegal(
+                seat, move, "under split teams the stock and waste are the other partner's"
+            )
+        if hand == 1 and move.src == "N":
+            raise self._illegal(
+                seat, move, "under split teams the Nertz pile is the other partner's"
+            )
+
+    def _source_card(self, seat: int, move: Move, tab: Tableau) -> Card:
+        src = move.src
+        if src == "N":
+            if not tab.nertz:
+                raise self._illegal(seat, move, "the Nertz pile is empty")
+            return tab.nertz[-1]
+        if src == "W":
+            if not tab.waste:
+                raise self._illegal(seat, move, "the waste is empty")
+            return tab.waste[-1]
+        k = int(src) - 1
+        if k >= len(tab.work):
+            raise self._illegal(
+                seat, move, f"there is no work pile {src} (this ruleset has {len(tab.work)})"
+            )
+        pile = tab.work[k]
+        if not pile:
+            raise self._illegal(seat, move, f"work pile {src} is empty")
+        return pile[-1]
+
+    def _check_foundation(self, seat: int, move: Move, card: Card, t: int | None) -> int:
+        rank = card.rank
+        if move.foundation == 0:
+            if rank == self._starter:
+                return NEW_FOUNDATION
+            fi = self.foundation_for(card)
+            if fi >= 0:
+                return fi
+            for i in range(len(self.foundations)):
+                self._raise_if_race(seat, move, card, i, t)
+            if rank == 0:
+                raise self._illegal(seat, move, "no foundation is open for a joker")
+            raise self._illegal(seat, move, f"{card} fits no foundation")
+        fi = move.foundation - 1
+        if fi >= len(self.foundations):
+            raise self._illegal(seat, move, f"there is no foundation F{move.foundation}")
+        f = self.foundations[fi]
+        if rank == 0:
+            if f.needs:
+                return fi
+            raise self._illegal(seat, move, f"F{fi + 1} is finished")
+        if card.suit == f.suit and rank in f.needs:
+            return fi
+        self._raise_if_race(seat, move, card, fi, t)
+        if rank == self._starter:
+            raise self._illegal(seat, move, f"{card} starts a new foundation: play it to F")
+        raise self._illegal(seat, move, f"{card} does not fit F{fi + 1} ({_describe_needs(f)})")
+
+    def _raise_if_race(self, seat: int, move: Move, card: Card, fi: int, t: int | None) -> None:
+        """Raise :class:`LostRace` if ``card`` would have fitted foundation ``fi`` but for the
+        card another seat played on it last."""
+        f = self.foundations[fi]
+        if len(f.cards) < 2 or f.suit != card.suit or f.owners[-1] == seat:
+            return
+        before = f.ranks[:-1]
+        direction = 0
+        for i in range(1, len(before)):
+            direction = self.policy.direction_after(before[:i], direction, before[i])
+        if card.rank in self.policy.next_ranks(before, direction):
+            raise LostRace(str(move), seat, fi + 1, f.owners[-1], f.times[-1], t)
+
+    def _check_work(self, seat: int, move: Move, tab: Tableau) -> int:
+        j = int(move.dst) - 1
+        n_work = len(tab.work)
+        if j >= n_work:
+            raise self._illegal(
+                seat, move, f"there is no work pile {move.dst} (this ruleset has {n_work})"
+            )
+        src = move.src
+        if src in ("N", "W"):
+            if move.card is not None:  # pragma: no cover - the parser refuses this
+                raise self._illegal(seat, move, "only a work pile's run can be split")
+            moving = [self._source_card(seat, move, tab)]
+        else:
+            k = int(src) - 1
+            if k >= n_work:
+                raise self._illegal(
+                    seat, move, f"there is no work pile {src} (this ruleset has {n_work})"
+                )
+            if k == j:
+                raise self._illegal(seat, move, "a pile cannot move onto itself")
+            pile = tab.work[k]
+            d = tab.down[k]
+            if len(pile) <= d:
+                raise self._illegal(seat, move, f"work pile {src} is empty")
+            i = d
+            if move.card is not None:
+                try:
+                    i = pile.index(move.card, d)
+                except ValueError:
+                    raise self._illegal(
+                        seat, move, f"{move.card} is not face up in work pile {src}"
+                    ) from None
+                if i > d and not self._partial:
+                    raise self._illegal(
+                        seat, move, "only whole runs move in this ruleset (move_partial_runs off)"
+                    )
+            moving = pile[i:]
+        dst = tab.work[j]
+        if not self._fits_pile(dst, tab.down[j], moving):
+            top = dst[-1]
+            raise self._illegal(
+                seat, move, f"{moving[0]} does not go on {top} (work piles go down in "
+                "alternating colours)"
+            )
+        return j
+
+    def _execute(self, seat: int, move: Move, target: int, t: int | None) -> tuple[Event, ...]:
+        tab = self.tableaus[seat]
+        kind = move.kind
+        events: list[Event] = []
+        self.moves_played += 1
+        if kind is not Kind.STUCK and self.stuck[seat]:
+            self.stuck[seat] = ""
+            events.append(StuckLapsed(seat))
+        if kind is Kind.TURN:
+            events.append(self._turn(seat, tab))
+            return tuple(events)
+        if kind is Kind.STUCK:
+            self._declare(seat, move.stuck or "S", events)
+            return tuple(events)
+        if kind is Kind.CALL:
+            if tab.nertz:
+                events.append(self._false_call(seat, tab, t))
+                self._after_change(events)
+            else:
+                self._call(seat, t, False, events)
+            return tuple(events)
+        src = move.src
+        if kind is Kind.TO_FOUNDATION:
+            if src == "N":
+                card = tab.nertz.pop()
+            elif src == "W":
+                card = tab.waste.pop()
+            else:
+                card = tab.work[int(src) - 1].pop()
+            started = target == NEW_FOUNDATION
+            fi = self._place(card, seat, target, t)
+            events.append(CardsMoved(seat, str(move), (card,), src, "F", fi + 1, started, t))
+            moved: tuple[Card, ...] = (card,)
+        else:
+            dst = tab.work[target]
+            if src == "N":
+                moved = (tab.nertz.pop(),)
+                dst.append(moved[0])
+            elif src == "W":
+                moved = (tab.waste.pop(),)
+                dst.append(moved[0])
+            else:
+                pile = tab.work[int(src) - 1]
+                i = tab.down[int(src) - 1] if move.card is None else pile.index(move.card)
+                moved = tuple(pile[i:])
+                del pile[i:]
+                dst.extend(moved)
+            events.append(CardsMoved(seat, str(move), moved, src, move.dst, 0, False, t))
+        if src not in ("N", "W"):
+            k = int(src) - 1
+            pile = tab.work[k]
+            if pile and len(pile) == tab.down[k]:
+                tab.down[k] -= 1
+                events.append(CardRevealed(seat, k + 1, pile[-1]))
+        if src == "N" and not tab.nertz and self.rules.call == "auto" and self.ended is None:
+            self._call(seat, t, True, events)
+            return tuple(events)
+        if self.ended is None:
+            self._after_change(events)
+        return tuple(events)
+
+    def _place(self, card: Card, seat: int, target: int, t: int | None) -> int:
+        if target == NEW_FOUNDATION:
+            f = Foundation(card.suit)
+            fi = len(self.foundations)
+            self.foundations.append(f)
+            f.ranks.append(card.rank)
+            f.cards.append(card)
+            f.owners.append(seat)
+            f.times.append(t)
+            f.needs = self.policy.next_ranks(f.ranks, 0)
+            self._index(fi, (), f)
+            return fi
+        f = self.foundations[target]
+        old = f.needs
+        rank = card.rank or old[0]
+        f.direction = self.policy.direction_after(f.ranks, f.direction, rank)
+        f.ranks.append(rank)
+        f.cards.append(card)
+        f.owners.append(seat)
+        f.times.append(t)
+        f.needs = self.policy.next_ranks(f.ranks, f.direction)
+        self._index(target, old, f)
+        return target
+
+    def _index(self, fi: int, old: tuple[int, ...], f: Foundation) -> None:
+        accepting = self._accepting
+        base = f.suit << 4
+        for rank in old:
+            accepting[base | rank].remove(fi)
+        for rank in f.needs:
+            insort(accepting.setdefault(base | rank, []), fi)
+        if old and not f.needs:
+            self._open_piles.remove(fi)
+        elif f.needs and not old:
+            insort(self._open_piles, fi)
+
+    def _turn(self, seat: int, tab: Tableau) -> StockTurned:
+        n = self.rules.turn_count
+        stock = tab.stock
+        waste = tab.waste
+        recycled = False
+        if self.rules.stock_end == "short_turn":
+            if not stock:
+                waste.reverse()
+                tab.stock, tab.waste = waste, []
+                return StockTurned(seat, 0, True, None)
+            count = min(n, len(stock))
+            for _ in range(count):
+                waste.append(stock.pop())
+        else:
+            count = min(n, len(stock))
+            for _ in range(count):
+                waste.append(stock.pop())
+            if count < n:
+                # Continuous: the waste goes back over into the stock and the turn completes.
+                recycled = True
+                waste.reverse()
+                stock = waste
+                waste = []
+                for _ in range(min(n - count, len(stock))):
+                    waste.append(stock.pop())
+                tab.stock, tab.waste = stock, waste
+                count = n
+        return StockTurned(seat, count, recycled, tab.waste[-1] if tab.waste else None)
+
+    def _declare(self, seat: int, pile: str, events: list[Event]) -> None:
+        self.stuck[seat] = pile
+        events.append(StuckDeclared(seat, pile))
+        if all(self.stuck):
+            events.append(self.reset())
+
+    def reset(self, piles: Sequence[str] | None = None) -> ResetDone:
+        """Do the stuck reset now, for every seat, and clear all declarations.
+
+        The table calls this itself once every seat has declared; a server that finds every
+        seat stuck (:meth:`all_stuck`) may call it at once. ``piles`` gives each seat's choice
+        (``N`` or ``S``) under ``rotate_either``; by default each declaration's, else ``S``.
+        """
+        chosen = tuple(piles) if piles is not None else tuple(p or "S" for p in self.stuck)
+        either = self.rules.stuck_reset == "rotate_either"
+        for tab, pile in zip(self.tableaus, chosen, strict=True):
+            if either and pile == "N":
+                if tab.nertz:
+                    tab.nertz.insert(0, tab.nertz.pop())
+                continue
+            if either:
+                if not tab.stock and tab.waste:
+                    tab.waste.reverse()
+                    tab.stock, tab.waste = tab.waste, []
+            else:
+                # The waste goes back over onto the stock: the stock is as if nothing was turned.
+                tab.waste.reverse()
+                tab.stock.extend(tab.waste)
+                tab.waste = []
+            if tab.stock:
+                tab.stock.insert(0, tab.stock.pop())
+        self.stuck = [""] * len(self.tableaus)
+        self.resets += 1
+        return ResetDone(chosen if either else ("S",) * len(chosen))
+
+    def _false_call(self, seat: int, tab: Tableau, t: int | None) -> FalseCallPenalty:
+        taken: list[Card] = []
+        for _ in range(3):
+            if not tab.stock:
+                if not tab.waste:
+                    break
+                tab.waste.reverse()
+                tab.stock, tab.waste = tab.waste, []
+            taken.append(tab.stock.pop())
+        # The stock's top card (the first taken) ends on top of the Nertz pile.
+        tab.nertz.extend(reversed(taken))
+        each = FALSE_CALL_PAYMENT
+        if self.rules.card_points == "aces_double" and any(c.rank == 1 for c in taken):
+            each *= 2
+        self.false_calls.append(FalseCall(seat, each, t))
+        return FalseCallPenalty(seat, tuple(reversed(taken)), each)
+
+    def _call(self, seat: int, t: int | None, auto: bool, events: list[Event]) -> None:
+        self.called_by = seat
+        self.called_at = t
+        self.ended = "nertz"
+        events.append(Called(seat, t, auto, self.rules.call_word))
+        events.append(RoundEnded("nertz", seat))
+
+    def _after_change(self, events: list[Event]) -> None:
+        if self.rules.blocked_round_end and self.is_blocked():
+            self.ended = "blocked"
+            events.append(RoundEnded("blocked", None))
+
+    # ----------------------------------------------------------------- stuck and blocked
+
+    def is_stuck(self, seat: int) -> bool:
+        """Exact: True when ``seat`` has no productive move now nor after any number of its own
+        turns and work-pile rearrangements (other seats' plays might still free it).
+
+        Productive (SPEC ``blocked_round_end``): a card to a foundation, a card out of the Nertz
+        pile, a stock card onto a work pile, a work-pile move that turns up a face-down card or
+        empties a pile while the Nertz pile has cards; a seat that may call is not stuck.
+        """
+        return not self._can_progress(seat, resets=False)
+
+    def all_stuck(self) -> bool:
+        """True when every seat :meth:`is_stuck`: the moment for a reset."""
+        return all(self.is_stuck(s) for s in range(len(self.tableaus)))
+
+    def is_blocked(self) -> bool:
+        """True when no seat has a productive move now or after any number of its own turns and
+        resets: nothing can ever reach a foundation or leave a Nertz pile again."""
+        return not any(self._can_progress(s, resets=True) for s in range(len(self.tableaus)))
+
+    def _reachable_stock_cards(self, tab: Tableau, resets: bool) -> list[Card]:
+        """Stock and waste cards the seat can bring to the waste's top by turning (and resets,
+        which rotate the stock so that every card comes up in time)."""
+        if resets:
+            return tab.stock + tab.waste
+        cycle = tab.waste + tab.stock[::-1]
+        size = len(cycle)
+        if not size:
+            return []
+        n = self.rules.turn_count
+        continuous = self.rules.stock_end == "continuous"
+        seen: set[int] = set()
+        tops: list[Card] = []
+        w = len(tab.waste)
+        while w not in seen:
+            seen.add(w)
+            if w:
+                tops.append(cycle[w - 1])
+            left = size - w
+            if left >= n:
+                w += n
+            elif continuous:
+                w = min(n - left, size)
+            else:
+                w = size if left else 0
+        return tops
+
+    def _can_progress(self, seat: int, resets: bool) -> bool:
+        tab = self.tableaus[seat]
+        if not tab.nertz:
+            # An empty pile can call (manual); under auto the round is over already.
+            return True
+        if resets and self.rules.stuck_reset == "rotate_either":
+            nertz = list(tab.nertz)
+        else:
+            nertz = [tab.nertz[-1]]
+        pool = nertz + self._reachable_stock_cards(tab, resets)
+        for c in pool:
+            if self.foundation_for(c) != -2:
+                return True
+        work = tab.work
+        down = tab.down
+        if self._productive_work(work, down, pool):
+            return True
+        if not self._partial:
+            return False
+        return self._search_rearrangements(work, down, pool)
+
+    def _productive_work(
+        self, work: list[list[Card]], down: list[int], pool: list[Card]
+    ) -> bool:
+        n = len(work)
+        for j in range(n):
+            pile = work[j]
+            if len(pile) == down[j]:
+                if pool:
+                    return True
+                continue
+            if self.foundation_for(pile[-1]) != -2:
+                return True
+            for c in pool:
+                if self._fits_pile(pile, down[j], [c]):
+                    return True
+        # A whole run moving off a pile reveals a card or empties it (the Nertz pile has cards).
+        for k in range(n):
+            pile = work[k]
+            d = down[k]
+            if len(pile) <= d:
+                continue
+            run = pile[d:]
+            for j in range(n):
+                if j != k and len(work[j]) > 0 and self._fits_pile(work[j], down[j], run):
+                    return True
+        return False
+
+    def _search_rearrangements(
+        self, work: list[list[Card]], down: list[int], pool: list[Card]
+    ) -> bool:
+        """Breadth-first over partial-run moves, which change nothing productive themselves but
+        may uncover a card that plays."""
+        start = tuple(tuple(p) for p in work)
+        seen = {start}
+        frontier = [start]
+        while frontier:
+            nxt = []
+            for state in frontier:
+                for k, pile in enumerate(state):
+                    d = down[k]
+                    for i in range(d + 1, len(pile)):
+                        moving = list(pile[i:])
+                        for j, other in enumerate(state):
+                            if j == k or not other:
+                                continue
+                            if not self._fits_pile(list(other), down[j], moving):
+                                continue
+                            new = list(state)
+                            new[k] = pile[:i]
+                            new[j] = other + pile[i:]
+                            key = tuple(new)
+                            if key in seen:
+                                continue
+                            seen.add(key)
+                            lists = [list(p) for p in key]
+                            if self._productive_work(lists, down, pool):
+                                return True
+                            if len(seen) > _BFS_LIMIT:
+                                return True
+                            nxt.append(key)
+            frontier = nxt
+        return False
+
+
+# ---------------------------------------------------------------------------- helpers
+
+_PILE_NAMES: Final = ("1", "2", "3", "4", "5")
+_TO_F: Final[dict[tuple[str, int], Move]] = {}
+_TO_W: Final[dict[tuple[str, int], Move]] = {}
+for _src in ("N", "W", *_PILE_NAMES):
+    _TO_F[_src, 0] = to_foundation(_src, 0)
+    for _j in range(5):
+        _TO_W[_src, _j] = to_work(_src, _j + 1)
+
+
+def _to_f(src: str, number: int) -> Move:
+    move = _TO_F.get((src, number))
+    if move is None:
+        move = _TO_F[src, number] = to_foundation(src, number)
+    return move
+
+
+def _describe_needs(f: Foundation) -> str:
+    from nertz.cards import SUITS, rank_name
+
+    if not f.needs:
+        return "it is finished"
+    return "it takes " + " or ".join(rank_name(r) + SUITS[f.suit] for r in f.needs)
+
+
+def valid_run(run: Sequence[Card]) -> bool:
+    """Whether ``run`` (bottom first) goes down by one in alternating colours, jokers wild."""
+    anchor = -1
+    for i, c in enumerate(run):
+        if c.rank:
+            anchor = i
+            break
+    if anchor < 0:
+        return len(run) <= 13
+    a = run[anchor]
+    if a.rank + anchor > 13 or a.rank - (len(run) - 1 - anchor) < 1:
+        return False
+    for i in range(anchor + 1, len(run)):
+        c = run[i]
+        if c.rank and (c.rank != a.rank - (i - anchor) or (c.red != a.red) != ((i - anchor) & 1)):
+            return False
+    return True
+
+
+def check_layout(rules: Rules, layout: Layout, seat: int, nertz_size: int | None = None) -> None:
+    """Refuse a layout that does not fit the rules, naming the problem (``NotationError``)."""
+    from collections import Counter
+
+    from nertz.cards import deck
+
+    who = f"seat {seat}"
+    size = rules.nertz_pile_size if nertz_size is None else nertz_size
+    if len(layout.nertz) != size:
+        raise NotationError(
+            f"{who}: the Nertz pile has {len(layout.nertz)} cards, the rules deal {size}"
+        )
+    if len(layout.work) != rules.work_piles:
+        raise NotationError(
+            f"{who}: {len(layout.work)} work piles, the rules have {rules.work_piles}"
+        )
+    for k, pile in enumerate(layout.work, start=1):
+        ups = [up for _, up in pile]
+        if any(ups[i] and not ups[i + 1] for i in range(len(ups) - 1)):
+            raise NotationError(f"{who}: work pile {k} has a face-down card above a face-up one")
+        if pile and not ups[-1]:
+            raise NotationError(f"{who}: work pile {k} has no face-up card on top")
+        run = [c for c, up in pile if up]
+        if not valid_run(run):
+            raise NotationError(
+                f"{who}: work pile {k}'s face-up cards "
+                f"({' '.join(map(str, run))}) are not a run down in alternating colours"
+            )
+    counts = Counter(layout.nertz + layout.stock + layout.waste + tuple(
+        c for pile in layout.work for c, _ in pile))
+    for c, n in counts.items():
+        if n > 1:
+            raise NotationError(f"{who}: card {c} appears {n} times")
+    expected = deck(rules.jokers)
+    for c in expected:
+        if c not in counts:
+            raise NotationError(f"{who}: card {c} is missing")
+    for c in counts:
+        if c.rank == 0 and not rules.jokers:
+            raise NotationError(f"{who}: card {c} is a joker and this ruleset has none")
+
+
+def apply(
+    rnd: Round, seat: int, move: Move | str, t: int | None = None, hand: int | None = None
+) -> tuple[Round, tuple[Event, ...]]:
+    """The pure form of :meth:`Round.play`: a new round and the events; ``rnd`` is untouched."""
+    if isinstance(move, str):
+        move = Move.parse(move)
+    target = rnd._check(seat, move, t, hand)
+    new = rnd.copy()
+    return new, new._execute(seat, move, target, t)
+
+
+def play_all(rnd: Round, moves: Iterable[tuple[int, Move | str]]) -> list[tuple[Event, ...]]:
+    """Play ``(seat, move)`` pairs in order; raises on the first illegal one."""
+    return [rnd.play(seat, move) for seat, move in moves]

@@ -1,0 +1,178 @@
+"""Moves and their text form (SPEC section 2).
+
+A :class:`Move` is a small immutable value; ``str(move)`` gives the canonical notation and
+``Move.parse(str(move)) == move``. Parsing knows nothing of the ruleset: ``5-F`` parses (and is
+then illegal with four work piles), while ``Q-Z`` or pile ``7`` raise :class:`NotationError`.
+
+=============  ============================================================================
+text           meaning
+=============  ============================================================================
+``N-F``        the Nertz pile's top card to the lowest-numbered foundation it fits, or a new one
+``W-F4``       the waste's top card to foundation F4 exactly
+``3-F``        work pile 3's top card to a foundation
+``N-2``        the Nertz top card onto (or into) work pile 2
+``3-1``        work pile 3's whole face-up run onto pile 1
+``3:7H-1``     from pile 3, the 7H and every card above it onto pile 1
+``T``          turn the stock (or turn the waste over into it)
+``STUCK``      declare stuck (``STUCK N`` / ``STUCK S`` under ``rotate_either``)
+``NERTZ``      call Nertz
+=============  ============================================================================
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from typing import Final
+
+from nertz.cards import Card
+from nertz.errors import NotationError
+
+
+class Kind(Enum):
+    """What a move does."""
+
+    TO_FOUNDATION = "to_foundation"
+    TO_WORK = "to_work"
+    TURN = "turn"
+    STUCK = "stuck"
+    CALL = "call"
+
+
+NERTZ_PILE: Final = "N"
+"""Pile code of the Nertz pile."""
+WASTE: Final = "W"
+"""Pile code of the waste."""
+STOCK: Final = "S"
+"""Pile code of the stock (only in ``STUCK S``: cards leave the stock by ``T``)."""
+
+MAX_WORK_PILES: Final = 5
+"""No ruleset has more work piles than this; pile ``6`` is no pile at all."""
+
+CALL_WORDS: Final = frozenset({"NERTZ", "NERTS", "POUNCE", "HOORAH", "SQUEAL"})
+"""Words read as the call; the canonical text is always ``NERTZ``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One move by one seat.
+
+    ``src`` is ``"N"``, ``"W"`` or a work pile number ``"1"``..``"5"``; ``dst`` is ``"F"`` or a
+    work pile number; ``foundation`` is 0 for a bare ``F`` (lowest that fits, or new) or the
+    foundation's number; ``card`` is the first card of a partial run (``3:7H-1``);
+    ``stuck`` is ``"N"`` or ``"S"`` for a declaration.
+    """
+
+    kind: Kind
+    src: str = ""
+    dst: str = ""
+    foundation: int = 0
+    card: Card | None = None
+    stuck: str = ""
+
+    def __str__(self) -> str:
+        kind = self.kind
+        if kind is Kind.TURN:
+            return "T"
+        if kind is Kind.CALL:
+            return "NERTZ"
+        if kind is Kind.STUCK:
+            return "STUCK" if self.stuck in ("", STOCK) else f"STUCK {self.stuck}"
+        src = self.src if self.card is None else f"{self.src}:{self.card}"
+        if kind is Kind.TO_FOUNDATION:
+            return f"{src}-F{self.foundation or ''}"
+        return f"{src}-{self.dst}"
+
+    @property
+    def work_src(self) -> int:
+        """The source work pile as a 0-based index, or -1 when the source is not a work pile."""
+        return int(self.src) - 1 if self.src.isdigit() else -1
+
+    @property
+    def work_dst(self) -> int:
+        """The destination work pile as a 0-based index, or -1 for a foundation."""
+        return int(self.dst) - 1 if self.dst.isdigit() else -1
+
+    @staticmethod
+    def parse(text: str) -> Move:
+        """Read a move; raises :class:`NotationError` naming the text if it is no move at all.
+
+        >>> str(Move.parse("3:10h-1"))
+        '3:TH-1'
+        """
+        if not isinstance(text, str):
+            raise NotationError(f"a move is text, not {type(text).__name__}")
+        cached = _PARSED.get(text)
+        if cached is not None:
+            return cached
+        move = _parse(text)
+        if len(_PARSED) < 4096:
+            _PARSED[text] = move
+        return move
+
+
+_PARSED: dict[str, Move] = {}
+_PILE_MOVE = re.compile(r"^([NW1-9])(?::([0-9A-Z]{2,3}))?-(F(\d*)|[1-9])$")
+
+
+def _parse(text: str) -> Move:
+    norm = " ".join(text.strip().upper().split())
+    if not norm:
+        raise NotationError("empty move text")
+    if norm == "T":
+        return TURN
+    if norm in CALL_WORDS:
+        return CALL
+    if norm.startswith("STUCK"):
+        rest = norm[5:].strip()
+        if rest in ("", STOCK):
+            return STUCK
+        if rest == NERTZ_PILE:
+            return STUCK_NERTZ
+        raise NotationError(f"bad move {text!r}: STUCK takes N or S, not {rest!r}")
+    m = _PILE_MOVE.match(norm.replace(" ", ""))
+    if m is None:
+        raise NotationError(f"bad move {text!r}: not a move")
+    src, card_text, dst, number = m.group(1), m.group(2), m.group(3), m.group(4)
+    for pile in (src, dst):
+        if pile.isdigit() and not 1 <= int(pile) <= MAX_WORK_PILES:
+            raise NotationError(f"bad move {text!r}: there is no work pile {pile}")
+    card = None
+    if card_text is not None:
+        if not src.isdigit():
+            raise NotationError(f"bad move {text!r}: only a work pile's run can be split")
+        if dst.startswith("F"):
+            raise NotationError(f"bad move {text!r}: a run cannot go to a foundation")
+        try:
+            card = Card.parse(card_text)
+        except NotationError:
+            raise NotationError(f"bad move {text!r}: {card_text!r} is not a card") from None
+    if dst.startswith("F"):
+        foundation = 0
+        if number:
+            foundation = int(number)
+            if foundation < 1:
+                raise NotationError(f"bad move {text!r}: foundations are numbered from F1")
+        return Move(Kind.TO_FOUNDATION, src=src, dst="F", foundation=foundation)
+    return Move(Kind.TO_WORK, src=src, dst=dst, card=card)
+
+
+TURN: Final = Move(Kind.TURN)
+"""``T``: turn the stock."""
+CALL: Final = Move(Kind.CALL)
+"""``NERTZ``: call the end of the round."""
+STUCK: Final = Move(Kind.STUCK, stuck=STOCK)
+"""``STUCK``: declare stuck (the stock is the pile to rotate)."""
+STUCK_NERTZ: Final = Move(Kind.STUCK, stuck=NERTZ_PILE)
+"""``STUCK N``: declare stuck, choosing to rotate the Nertz pile (``rotate_either``)."""
+
+
+def to_foundation(src: str, foundation: int = 0) -> Move:
+    """``src-F`` (foundation 0) or ``src-Fk``."""
+    return Move(Kind.TO_FOUNDATION, src=src, dst="F", foundation=foundation)
+
+
+def to_work(src: str, dst: int, card: Card | None = None) -> Move:
+    """``src-k`` onto work pile ``dst`` (1-based), or ``src:card-k`` for a partial run."""
+    return Move(Kind.TO_WORK, src=src, dst=str(dst), card=card)

@@ -1,0 +1,107 @@
+"""A simple, fast greedy playout: the engine's own smoke test, benchmark and demo maker.
+
+The policy, for the seat to act: its Nertz top to a foundation, any other top card to a
+foundation, the Nertz top onto a work pile, a whole run that uncovers a face-down card or empties
+its pile, the waste top onto a work pile, else turn the stock. A seat that has turned through its
+whole stock twice without finding a play asks the engine whether it is truly stuck and declares
+so (the engine resets once everyone has); seats act in turn, round robin, with no clock.
+The bots in :mod:`nertz.bots` play far better; this is the baseline they build on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from nertz.engine import NEW_FOUNDATION, Round
+from nertz.moves import CALL, STUCK, TURN, Move, to_foundation, to_work
+
+MAX_ACTIONS = 20_000
+"""A playout stops (the round stays ``open``) after this many actions: a safety net."""
+
+
+def greedy_move(rnd: Round, seat: int) -> Move | None:
+    """The greedy policy's play for ``seat``, or None if it would only turn the stock."""
+    tab = rnd.tableaus[seat]
+    if not tab.nertz:
+        return CALL if rnd.rules.call == "manual" else None
+    fits = rnd.foundation_for
+    top = tab.nertz[-1]
+    fi = fits(top)
+    if fi != -2:
+        return to_foundation("N", 0 if fi == NEW_FOUNDATION else fi + 1)
+    work = tab.work
+    down = tab.down
+    n = len(work)
+    if tab.waste:
+        fi = fits(tab.waste[-1])
+        if fi != -2:
+            return to_foundation("W", 0 if fi == NEW_FOUNDATION else fi + 1)
+    for k in range(n):
+        pile = work[k]
+        if len(pile) > down[k]:
+            fi = fits(pile[-1])
+            if fi != -2:
+                return to_foundation(str(k + 1), 0 if fi == NEW_FOUNDATION else fi + 1)
+    empty = -1
+    for j in range(n):
+        pile = work[j]
+        if not pile:
+            if empty < 0:
+                empty = j
+        elif rnd._fits_pile(pile, down[j], [top]):
+            return to_work("N", j + 1)
+    if empty >= 0:
+        return to_work("N", empty + 1)
+    for k in range(n):
+        pile = work[k]
+        d = down[k]
+        if len(pile) <= d:
+            continue
+        run = pile[d:]
+        for j in range(n):
+            if j != k and work[j] and rnd._fits_pile(work[j], down[j], run):
+                return to_work(str(k + 1), j + 1)
+    if tab.waste:
+        card = tab.waste[-1]
+        for j in range(n):
+            if work[j] and rnd._fits_pile(work[j], down[j], [card]):
+                return to_work("W", j + 1)
+    return None
+
+
+def play_round(
+    rnd: Round,
+    policy: Callable[[Round, int], Move | None] = greedy_move,
+    max_actions: int = MAX_ACTIONS,
+) -> int:
+    """Play ``rnd`` to its end with every seat on ``policy``; returns the number of actions."""
+    seats = rnd.seats
+    idle = [0] * seats  # turns since the seat last found a play
+    actions = 0
+    seat = 0
+    while rnd.ended is None and actions < max_actions:
+        move = policy(rnd, seat)
+        if move is None:
+            tab = rnd.tableaus[seat]
+            cycle = (len(tab.stock) + len(tab.waste)) // rnd.rules.turn_count + 2
+            if rnd.stuck[seat]:
+                move = None
+            elif idle[seat] > 2 * cycle or not (tab.stock or tab.waste):
+                move = STUCK if rnd.is_stuck(seat) or idle[seat] > 4 * cycle else TURN
+                if move is TURN and not (tab.stock or tab.waste):
+                    move = STUCK
+            else:
+                move = TURN
+            if move is TURN:
+                idle[seat] += 1
+        else:
+            idle[seat] = 0
+        if move is not None:
+            events = rnd.play(seat, move)
+            actions += 1
+            if move is STUCK and len(events) > 1:
+                idle = [0] * seats
+        seat += 1
+        if seat == seats:
+            seat = 0
+    return actions

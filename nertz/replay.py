@@ -1,0 +1,298 @@
+"""Replay files (SPEC section 4): read, check, write, and replay them into scores.
+
+A replay is JSON: the rules, the players (one per seat), a seed, and for each round optional
+layouts and the moves with their times. :func:`load` refuses every malformed file with a
+:class:`ReplayError` whose one-line message names the problem; :func:`run` plays the file and
+returns SPEC's result shape, each move accepted or rejected with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from nertz.engine import Round
+from nertz.errors import IllegalMoveError, NotationError, ReplayError, RulesError
+from nertz.match import Match, RoundResult
+from nertz.moves import Move
+from nertz.rules import Rules
+from nertz.state import Layout
+
+FORMAT: Final = "nertz-replay/1"
+"""The ``format`` value of every replay file this version reads and writes."""
+
+
+@dataclass(frozen=True, slots=True)
+class TimedMove:
+    """One line of a round's ``moves``: time ``t`` (ms), seat ``p``, the move, and optionally the
+    partner ``h`` (0 Nertz pile, 1 stock and waste) under split teams."""
+
+    t: int
+    p: int
+    m: Move
+    h: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The file form: ``{"t": 1200, "p": 0, "m": "N-F"}``."""
+        out: dict[str, Any] = {"t": self.t, "p": self.p, "m": str(self.m)}
+        if self.h is not None:
+            out["h"] = self.h
+        return out
+
+
+@dataclass(slots=True)
+class RoundRecord:
+    """One round of a replay file: the deal (None: shuffled from the seed) and the moves."""
+
+    layouts: list[Layout] | None = None
+    moves: list[TimedMove] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The file form of the round."""
+        out: dict[str, Any] = {}
+        if self.layouts is not None:
+            out["layouts"] = [layout.to_json() for layout in self.layouts]
+        out["moves"] = [m.to_json() for m in self.moves]
+        return out
+
+
+@dataclass(slots=True)
+class ReplayFile:
+    """A whole replay file as values."""
+
+    rules: Rules
+    players: list[str]
+    seed: int | str | None = None
+    rounds: list[RoundRecord] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The file form, ready for :func:`json.dumps`."""
+        out: dict[str, Any] = {
+            "format": FORMAT,
+            "rules": self.rules.to_spec(),
+            "players": list(self.players),
+        }
+        if self.seed is not None:
+            out["seed"] = self.seed
+        out["rounds"] = [r.to_json() for r in self.rounds]
+        return out
+
+    def dumps(self) -> str:
+        """The file's text."""
+        return json.dumps(self.to_json(), indent=1)
+
+
+def loads(text: str | bytes) -> ReplayFile:
+    """Read and check a replay file's text; raises :class:`ReplayError` naming the problem."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReplayError(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except UnicodeDecodeError:
+        raise ReplayError("not JSON: the file is not UTF-8 text") from None
+    return from_json(data)
+
+
+def load(path: str | Path) -> ReplayFile:
+    """Read and check a replay file from disk."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise ReplayError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return loads(raw)
+
+
+def _int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def from_json(data: object) -> ReplayFile:
+    """Check a decoded replay file and turn it into values."""
+    if not isinstance(data, dict):
+        raise ReplayError("a replay file must be a JSON object")
+    fmt = data.get("format")
+    if fmt is None:
+        raise ReplayError(f"no 'format' (expected {FORMAT!r})")
+    if fmt != FORMAT:
+        raise ReplayError(f"unknown format {fmt!r} (expected {FORMAT!r})")
+    try:
+        rules = Rules.from_spec(data.get("rules", "pagat"))
+    except RulesError as exc:
+        raise ReplayError(f"rules: {exc}") from None
+    players = data.get("players")
+    if not isinstance(players, list) or not players:
+        raise ReplayError("'players' must be a non-empty list of names, one per seat")
+    if len(players) > 8:
+        raise ReplayError(f"{len(players)} players: a table has at most 8 seats")
+    for name in players:
+        if not isinstance(name, str):
+            raise ReplayError(f"player name {name!r} is not text")
+    seed = data.get("seed")
+    if seed is not None and not (_int(seed) or isinstance(seed, str)):
+        raise ReplayError(f"seed {seed!r} must be a whole number or text")
+    rounds_data = data.get("rounds")
+    if not isinstance(rounds_data, list):
+        raise ReplayError("'rounds' must be a list")
+    rounds = []
+    for r, rd in enumerate(rounds_data, start=1):
+        rounds.append(_round_from_json(rd, r, len(players), seed))
+    return ReplayFile(rules, list(players), seed, rounds)
+
+
+def _round_from_json(rd: object, r: int, seats: int, seed: object) -> RoundRecord:
+    where = f"round {r}"
+    if not isinstance(rd, dict):
+        raise ReplayError(f"{where}: must be an object with 'moves'")
+    layouts = None
+    if "layouts" in rd and rd["layouts"] is not None:
+        raw = rd["layouts"]
+        if not isinstance(raw, list):
+            raise ReplayError(f"{where}: 'layouts' must be a list, one per seat")
+        if len(raw) != seats:
+            raise ReplayError(f"{where}: {len(raw)} layouts for {seats} players")
+        layouts = []
+        for s, item in enumerate(raw):
+            try:
+                layouts.append(Layout.from_json(item))
+            except NotationError as exc:
+                raise ReplayError(f"{where}, seat {s}: {exc}") from None
+    elif seed is None:
+        raise ReplayError(f"{where}: no layouts and no seed to shuffle from")
+    moves_data = rd.get("moves", [])
+    if not isinstance(moves_data, list):
+        raise ReplayError(f"{where}: 'moves' must be a list")
+    moves = []
+    for i, md in enumerate(moves_data):
+        at = f"{where}, move {i}"
+        if not isinstance(md, dict):
+            raise ReplayError(f"{at}: must be an object with t, p and m")
+        for key in ("t", "p", "m"):
+            if key not in md:
+                raise ReplayError(f"{at}: no {key!r}")
+        t, p, m, h = md["t"], md["p"], md["m"], md.get("h")
+        if not _int(t) or t < 0:
+            raise ReplayError(f"{at}: t {t!r} must be a whole number of ms, 0 or more")
+        if not _int(p) or not 0 <= p < seats:
+            raise ReplayError(f"{at}: p {p!r} is not a seat (0 to {seats - 1})")
+        if h is not None and (not _int(h) or h not in (0, 1)):
+            raise ReplayError(f"{at}: h {h!r} must be 0 or 1")
+        if not isinstance(m, str):
+            raise ReplayError(f"{at}: m {m!r} is not move text")
+        try:
+            move = Move.parse(m)
+        except NotationError as exc:
+            raise ReplayError(f"{at}: {exc}") from None
+        moves.append(TimedMove(t, p, move, h))
+    return RoundRecord(layouts, moves)
+
+
+@dataclass(slots=True)
+class MoveOutcome:
+    """What happened to one move of the file: ``i`` its index, ``ok``, and the reason if not."""
+
+    i: int
+    move: TimedMove
+    ok: bool
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """SPEC's ``{"i": 0, "ok": true}`` or with ``"error"``."""
+        out: dict[str, Any] = {"i": self.i, "ok": self.ok}
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass(slots=True)
+class ReplayedRound:
+    """One replayed round: the outcomes in play order, the final round state and its result."""
+
+    outcomes: list[MoveOutcome]
+    round: Round
+    result: RoundResult
+
+
+@dataclass(slots=True)
+class Replayed:
+    """A whole replayed file."""
+
+    file: ReplayFile
+    match: Match
+    rounds: list[ReplayedRound]
+
+    def to_json(self) -> dict[str, Any]:
+        """SPEC's result shape, with a per-seat breakdown added."""
+        rounds = []
+        for rr in self.rounds:
+            score = rr.result.score
+            rounds.append(
+                {
+                    "moves": [o.to_json() for o in sorted(rr.outcomes, key=lambda o: o.i)],
+                    "ended": score.ended,
+                    "caller": score.caller,
+                    "scores": rr.result.scores,
+                    "breakdown": [s.to_json() for s in score.seats],
+                    "nertz_sizes": rr.result.nertz_sizes,
+                }
+            )
+        return {
+            "rounds": rounds,
+            "totals": list(self.match.totals),
+            "winner": self.match.winner,
+            "over": self.match.over,
+        }
+
+
+def run(
+    replay: ReplayFile,
+    on_move: Callable[[int, MoveOutcome, Round], None] | None = None,
+) -> Replayed:
+    """Replay every round: moves in ``t`` order (ties in file order), each accepted or rejected.
+
+    ``on_move(round_index, outcome, round)`` is told of each move as it is applied. Raises
+    :class:`ReplayError` if a layout does not fit the rules or the file has rounds after the
+    match is over.
+    """
+    match = Match(replay.rules, len(replay.players), replay.seed if replay.seed is not None else 0)
+    done = []
+    for r, record in enumerate(replay.rounds):
+        if match.over:
+            raise ReplayError(f"round {r + 1}: the match was over after round {r}")
+        try:
+            rnd = match.deal(record.layouts)
+        except (NotationError, ValueError) as exc:
+            raise ReplayError(f"round {r + 1}, {exc}") from None
+        outcomes = []
+        order = sorted(range(len(record.moves)), key=lambda i: record.moves[i].t)
+        for i in order:
+            tm = record.moves[i]
+            try:
+                rnd.play(tm.p, tm.m, tm.t, tm.h)
+                outcome = MoveOutcome(i, tm, True)
+            except IllegalMoveError as exc:
+                outcome = MoveOutcome(i, tm, False, exc.reason)
+            outcomes.append(outcome)
+            if on_move is not None:
+                on_move(r, outcome, rnd)
+        result = match.finish(rnd)
+        done.append(ReplayedRound(outcomes, rnd, result))
+    return Replayed(replay, match, done)
+
+
+class Recorder:
+    """Builds a replay file while a match is played: one call per accepted move."""
+
+    def __init__(self, rules: Rules, players: Sequence[str], seed: int | str | None) -> None:
+        self.file = ReplayFile(rules, list(players), seed)
+
+    def start_round(self, rnd: Round | None = None) -> None:
+        """Begin a round; pass the dealt round to store its layouts in the file."""
+        layouts = None if rnd is None else [t.to_layout() for t in rnd.tableaus]
+        self.file.rounds.append(RoundRecord(layouts))
+
+    def record(self, t: int, seat: int, move: Move, hand: int | None = None) -> None:
+        """Add one move to the current round."""
+        self.file.rounds[-1].moves.append(TimedMove(t, seat, move, hand))
