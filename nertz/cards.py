@@ -34,16 +34,14 @@ class Card:
     rank: int
     suit: int
     index: int = 0
+    red: bool = False
+    """Hearts and diamonds are red; jokers have no colour and answer False. Stored, not derived,
+    because the engine asks it in its innermost loops."""
 
     @property
     def is_joker(self) -> bool:
         """True for ``X1`` and ``X2``."""
         return self.rank == JOKER_RANK
-
-    @property
-    def red(self) -> bool:
-        """Hearts and diamonds are red; jokers have no colour and answer False."""
-        return self.suit in (1, 2)
 
     @property
     def code(self) -> str:
@@ -79,7 +77,7 @@ def _build() -> tuple[dict[Card, str], dict[str, Card], tuple[Card, ...], tuple[
     deck: list[Card] = []
     for suit, suit_char in enumerate(SUITS):
         for rank, rank_char in enumerate(RANKS, start=1):
-            card = Card(rank, suit)
+            card = Card(rank, suit, 0, suit in (1, 2))
             codes[card] = rank_char + suit_char
             by_text[rank_char + suit_char] = card
             if rank_char == "T":

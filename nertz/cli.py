@@ -33,7 +33,6 @@ def _replay(args: argparse.Namespace) -> int:
         print(f"  {tm.t:>7} ms  {who:<12} {tm.m!s:<9} {mark}")
 
     print(f"rules: {json.dumps(file.rules.to_spec())}   players: {', '.join(names)}")
-    result = None
     rounds_out = []
 
     def run_with_headers() -> replay.Replayed:

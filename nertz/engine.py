@@ -24,9 +24,9 @@ from typing import Final
 from nertz.cards import Card
 from nertz.errors import IllegalMoveError, LostRace, NotationError
 from nertz.events import (
+    Called,
     CardRevealed,
     CardsMoved,
-    Called,
     Event,
     FalseCallPenalty,
     ResetDone,
@@ -222,40 +222,10 @@ class Round:
                 if found:
                     for fi in found:
                         moves.append(_to_f(src, fi + 1))
-        jokers = self._jokers
-        # The Nertz top and the waste top (the first sources) may go onto work piles.
-        for src, c in sources[: bool(tab.nertz) + bool(tab.waste)]:
-            red = c.red
-            need = c.rank + 1
-            for j in range(n_work):
-                pile = work[j]
-                if len(pile) == downs[j]:
-                    moves.append(_TO_W[src, j])
-                elif jokers:
-                    if valid_run([*pile[downs[j]:], c]):
-                        moves.append(_TO_W[src, j])
-                else:
-                    top = pile[-1]
-                    if top.rank == need and top.red is not red:
-                        moves.append(_TO_W[src, j])
-        partial = self._partial
-        for k in range(n_work):
-            pile = work[k]
-            d = downs[k]
-            if len(pile) <= d:
-                continue
-            src = _PILE_NAMES[k]
-            last = len(pile) - 1 if partial else d
-            for i in range(d, last + 1):
-                moving = pile[i:]
-                for j in range(n_work):
-                    if j == k:
-                        continue
-                    if self._fits_pile(work[j], downs[j], moving):
-                        if i == d:
-                            moves.append(_TO_W[src, j])
-                        else:
-                            moves.append(to_work(src, j + 1, pile[i]))
+        if self._jokers:
+            self._work_moves_wild(tab, sources, moves)
+        else:
+            self._work_moves(tab, sources, moves)
         if tab.stock or tab.waste:
             moves.append(TURN)
         declared = self.stuck[seat]
@@ -266,6 +236,74 @@ class Round:
         if self._may_call(tab):
             moves.append(CALL)
         return moves
+
+    def _work_moves(
+        self, tab: Tableau, sources: list[tuple[str, Card]], moves: list[Move]
+    ) -> None:
+        """Moves onto work piles without jokers: a card fits a pile whose top is one rank higher
+        in the other colour, so index the tops by the (rank, colour) they take."""
+        work = tab.work
+        downs = tab.down
+        n_work = len(work)
+        takes: dict[int, list[int]] = {}
+        empties: list[int] = []
+        for j in range(n_work):
+            pile = work[j]
+            if pile:
+                top = pile[-1]
+                takes.setdefault((top.rank - 1) << 1 | (not top.red), []).append(j)
+            else:
+                empties.append(j)
+        # The Nertz top and the waste top (the first sources) may go onto work piles.
+        for src, c in sources[: bool(tab.nertz) + bool(tab.waste)]:
+            for j in takes.get(c.rank << 1 | c.red, ()):
+                moves.append(_TO_W[src, j])
+            for j in empties:
+                moves.append(_TO_W[src, j])
+        partial = self._partial
+        for k in range(n_work):
+            pile = work[k]
+            d = downs[k]
+            if len(pile) <= d:
+                continue
+            src = _PILE_NAMES[k]
+            c = pile[d]
+            for j in takes.get(c.rank << 1 | c.red, ()):
+                moves.append(_TO_W[src, j])
+            for j in empties:
+                moves.append(_TO_W[src, j])
+            if partial:
+                for i in range(d + 1, len(pile)):
+                    c = pile[i]
+                    for j in takes.get(c.rank << 1 | c.red, ()):
+                        if j != k:
+                            moves.append(_partial_move(src, j, c))
+                    for j in empties:
+                        moves.append(_partial_move(src, j, c))
+
+    def _work_moves_wild(
+        self, tab: Tableau, sources: list[tuple[str, Card]], moves: list[Move]
+    ) -> None:
+        """Moves onto work piles with jokers in play: each joined run is checked whole."""
+        work = tab.work
+        downs = tab.down
+        n_work = len(work)
+        for src, c in sources[: bool(tab.nertz) + bool(tab.waste)]:
+            for j in range(n_work):
+                if self._fits_pile(work[j], downs[j], [c]):
+                    moves.append(_TO_W[src, j])
+        partial = self._partial
+        for k in range(n_work):
+            pile = work[k]
+            d = downs[k]
+            if len(pile) <= d:
+                continue
+            src = _PILE_NAMES[k]
+            for i in range(d, len(pile) if partial else d + 1):
+                moving = pile[i:]
+                for j in range(n_work):
+                    if j != k and self._fits_pile(work[j], downs[j], moving):
+                        moves.append(_TO_W[src, j] if i == d else _partial_move(src, j, pile[i]))
 
     def _may_call(self, tab: Tableau) -> bool:
         if not tab.nertz:
@@ -811,6 +849,17 @@ def _to_f(src: str, number: int) -> Move:
     move = _TO_F.get((src, number))
     if move is None:
         move = _TO_F[src, number] = to_foundation(src, number)
+    return move
+
+
+_PARTIAL: dict[tuple[str, int, Card], Move] = {}
+
+
+def _partial_move(src: str, j: int, card: Card) -> Move:
+    key = (src, j, card)
+    move = _PARTIAL.get(key)
+    if move is None:
+        move = _PARTIAL[key] = to_work(src, j + 1, card)
     return move
 
 

@@ -15,8 +15,9 @@ from nertz.cards import Card
 
 @dataclass(frozen=True, slots=True)
 class CardsMoved:
-    """``cards`` (bottom first) went from pile ``src`` to ``dst`` of seat ``seat``'s tableau, or to
-    foundation ``foundation`` (1-based) when ``dst`` is ``F``; ``started`` when it began the pile."""
+    """``cards`` (bottom first) went from pile ``src`` to ``dst`` of seat ``seat``'s tableau,
+    or to foundation ``foundation`` (1-based) when ``dst`` is ``F``; ``started`` when it began
+    the pile."""
 
     seat: int
     move: str

@@ -22,7 +22,7 @@ text           meaning
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final
 
@@ -70,8 +70,16 @@ class Move:
     foundation: int = 0
     card: Card | None = None
     stuck: str = ""
+    text: str = field(default="", compare=False, repr=False)
+    """The canonical notation, computed once: moves are shared values, printed often."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", self._format())
 
     def __str__(self) -> str:
+        return self.text
+
+    def _format(self) -> str:
         kind = self.kind
         if kind is Kind.TURN:
             return "T"

@@ -10,10 +10,13 @@ The bots in :mod:`nertz.bots` play far better; this is the baseline they build o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from nertz.engine import NEW_FOUNDATION, Round
-from nertz.moves import CALL, STUCK, TURN, Move, to_foundation, to_work
+from nertz.match import Match
+from nertz.moves import CALL, STUCK, STUCK_NERTZ, TURN, Kind, Move, to_foundation, to_work
+from nertz.replay import Recorder, ReplayFile
+from nertz.rules import Rules
 
 MAX_ACTIONS = 20_000
 """A playout stops (the round stays ``open``) after this many actions: a safety net."""
@@ -73,8 +76,11 @@ def play_round(
     rnd: Round,
     policy: Callable[[Round, int], Move | None] = greedy_move,
     max_actions: int = MAX_ACTIONS,
+    on_move: Callable[[int, Move], None] | None = None,
 ) -> int:
-    """Play ``rnd`` to its end with every seat on ``policy``; returns the number of actions."""
+    """Play ``rnd`` to its end with every seat on ``policy``; returns the number of actions.
+
+    ``on_move(seat, move)`` hears of every move before it is played (for recording)."""
     seats = rnd.seats
     idle = [0] * seats  # turns since the seat last found a play
     actions = 0
@@ -92,16 +98,48 @@ def play_round(
                     move = STUCK
             else:
                 move = TURN
+            if move is STUCK and rnd.rules.stuck_reset == "rotate_either" and rnd.resets % 2:
+                # Alternate which pile rotates, so every Nertz card comes up in time too.
+                move = STUCK_NERTZ
             if move is TURN:
                 idle[seat] += 1
         else:
             idle[seat] = 0
         if move is not None:
+            if on_move is not None:
+                on_move(seat, move)
             events = rnd.play(seat, move)
             actions += 1
-            if move is STUCK and len(events) > 1:
+            if move.kind is Kind.STUCK and len(events) > 1:
                 idle = [0] * seats
         seat += 1
         if seat == seats:
             seat = 0
     return actions
+
+
+def record_match(
+    rules: Rules, players: Sequence[str], seed: int | str = 0, step_ms: int = 150
+) -> ReplayFile:
+    """Play a whole match with the greedy playout and return it as a replay file.
+
+    Each round stores its layouts, and each action is ``step_ms`` after the one before, so the
+    file replays to the same scores with any engine that follows SPEC.
+    """
+    match = Match(rules, len(players), seed)
+    recorder = Recorder(rules, players, seed)
+    while not match.over:
+        rnd = match.deal()
+        recorder.start_round(rnd)
+        clock = 0
+
+        def record(seat: int, move: Move) -> None:
+            nonlocal clock
+            clock += step_ms
+            recorder.record(clock, seat, move)
+
+        play_round(rnd, on_move=record)
+        match.finish(rnd)
+        if rules.target_score is None and rules.rounds is None:
+            break  # a match with neither a target nor a round count never ends by itself
+    return recorder.file

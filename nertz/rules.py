@@ -289,8 +289,10 @@ def _presets() -> dict[str, tuple[Rules, str, str]]:
         nertz_penalty="card_points",
     )
     return {
-        "pagat": (base, "003", "the Pounce rules: 4 piles, turn 3, +1 a card, -2 a Nertz card, to 100"),
-        "standard": (standard, "000", "Standard Nertz: 5 piles, 10 a card, -10 a Nertz card, to 500"),
+        "pagat": (base, "003",
+                  "the Pounce rules: 4 piles, turn 3, +1 a card, -2 a Nertz card, to 100"),
+        "standard": (standard, "000",
+                     "Standard Nertz: 5 piles, 10 a card, -10 a Nertz card, to 500"),
         "hoorah": (dataclasses.replace(base, call_word="Hoorah"), "000",
                    "Hoorah: 4 piles, +1 a card, -2 a Nertz card, to 100"),
         "fairy_fly": (dataclasses.replace(

@@ -1,0 +1,93 @@
+"""Engine benchmark: applied moves per second and greedy four-seat rounds per second.
+
+    .venv/bin/python bench/engine.py [--preset pagat] [--seconds 5] [--json]
+
+*Moves per second*: each step lists one seat's legal moves (``Round.legal_moves``), picks one
+with a seeded generator and applies it with ``Round.play`` (which verifies it again), as a random
+player would; rounds are re-dealt when they end or after 2,000 moves. *Rounds per second*: four
+seats play whole rounds with the built-in greedy playout (:mod:`nertz.playout`), dealing and
+scoring included. One process, one core. Targets (issue 2): 100,000 moves/s and 300 rounds/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+
+from nertz.match import Match
+from nertz.moves import Kind
+from nertz.playout import play_round
+from nertz.rules import Rules
+from nertz.scoring import score_round
+
+_SKIP_KINDS = (Kind.STUCK, Kind.CALL)
+
+
+def moves_per_second(rules: Rules, seconds: float, seats: int = 4) -> tuple[float, int]:
+    """Random legal play: (applied moves per second, moves applied)."""
+    rng = random.Random(1)
+    applied = 0
+    deal = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        rnd = Match(rules, seats, seed=deal).deal()
+        deal += 1
+        for _ in range(2000):
+            if rnd.ended is not None:
+                break
+            seat = rng.randrange(seats)
+            legal = [m for m in rnd.legal_moves(seat) if m.kind not in _SKIP_KINDS]
+            if not legal:
+                continue
+            rnd.play(seat, legal[rng.randrange(len(legal))])
+            applied += 1
+    return applied / (time.perf_counter() - start), applied
+
+
+def rounds_per_second(rules: Rules, seconds: float, seats: int = 4) -> tuple[float, int, float]:
+    """Greedy playouts: (rounds per second, rounds played, mean actions per round)."""
+    rounds = 0
+    actions = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        match = Match(rules, seats, seed=rounds)
+        rnd = match.deal()
+        actions += play_round(rnd)
+        score_round(rnd)
+        rounds += 1
+    return rounds / (time.perf_counter() - start), rounds, actions / max(rounds, 1)
+
+
+def main() -> None:
+    """Run both measurements and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="pagat")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    rules = Rules.from_spec(args.preset)
+    mps, moves = moves_per_second(rules, args.seconds)
+    rps, rounds, mean_actions = rounds_per_second(rules, args.seconds)
+    result = {
+        "preset": args.preset,
+        "moves_per_second": round(mps),
+        "moves": moves,
+        "rounds_per_second": round(rps, 1),
+        "rounds": rounds,
+        "mean_actions_per_round": round(mean_actions, 1),
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"preset {args.preset}: {mps:,.0f} applied moves/s (legal moves included, "
+              f"{moves:,} moves)")
+        print(f"preset {args.preset}: {rps:,.1f} four-seat greedy rounds/s ({rounds} rounds, "
+              f"{mean_actions:.0f} actions a round)")
+
+
+if __name__ == "__main__":
+    main()

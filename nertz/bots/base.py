@@ -1,0 +1,209 @@
+"""The one interface every bot speaks: a seat's observation in, an action out.
+
+A bot is told what its seat sees (:class:`Observation`) and answers a :class:`~nertz.moves.Move`
+or ``None`` (nothing to do now: wait until the table changes). The simulator and the server feed
+the very same bots, in one of two ways:
+
+- **in-process** (the simulator's fast path): :meth:`Observation.from_round` wraps the live round.
+  Bots read only what a seat may see there (tops, face-up runs, foundations, counts) and ask the
+  engine for their legal moves, which depend on nothing hidden;
+- **from a view** (the server, or a client over the network): :meth:`Observation.from_view` takes
+  a :class:`~nertz.views.SeatView` (or its JSON) plus the rules and rebuilds a *determinized*
+  round: every hidden card is filled in, in a fixed canonical order, from the cards that seat
+  cannot see. Legal moves, and so every decision, come out the same as in-process.
+
+Hidden information is never read, only sampled: :func:`sample_world` re-deals every hidden card of
+a round (own and others') from a seeded generator, starting from a canonical order, so the world a
+bot imagines depends only on what its seat sees and on its seed. That is what makes the
+expert's look-ahead honest and the two feeding paths give identical decisions.
+
+The one fact a seat cannot see but a bot may be told is whether the engine finds it truly stuck
+(``stuck``): a player who has turned through the stock knows it, and the server owns that answer
+anyway (it resets the table when every seat is stuck). In-process, the engine is asked directly.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, Final
+
+from nertz.cards import Card, deck
+from nertz.engine import NEW_FOUNDATION, Round
+from nertz.moves import Move
+from nertz.rules import Rules
+from nertz.state import Tableau
+from nertz.views import SeatView
+
+_DECK_ORDER: Final[dict[Card, int]] = {c: i for i, c in enumerate(deck(True))}
+"""Canonical order of the cards of a deck: how hidden cards are sorted before sampling."""
+
+
+class Observation:
+    """What one seat knows when it decides: the round as it sees it, the time, the seat.
+
+    ``round`` is the live round (in-process) or a determinized one rebuilt from a view; either
+    way a bot may read only its face-up cards. ``t`` is milliseconds since the round's start.
+    ``stuck`` is the engine's answer to "is this seat truly stuck?" when the feeder knows it
+    (None: ask ``round``, which is exact in-process and a best guess on a determinized round).
+    """
+
+    __slots__ = ("round", "seat", "stuck", "t")
+
+    def __init__(self, rnd: Round, seat: int, t: int = 0, stuck: bool | None = None) -> None:
+        self.round = rnd
+        self.seat = seat
+        self.t = t
+        self.stuck = stuck
+
+    @property
+    def rules(self) -> Rules:
+        """The ruleset in play."""
+        return self.round.rules
+
+    @property
+    def tableau(self) -> Tableau:
+        """This seat's own tableau (read its face-up cards only)."""
+        return self.round.tableaus[self.seat]
+
+    def legal_moves(self) -> list[Move]:
+        """Every move this seat may make now (the same from the live or a determinized round)."""
+        return self.round.legal_moves(self.seat)
+
+    def is_stuck(self) -> bool:
+        """Whether the engine finds this seat truly stuck (see the class docstring)."""
+        if self.stuck is not None:
+            return self.stuck
+        return self.round.is_stuck(self.seat)
+
+    @classmethod
+    def from_round(cls, rnd: Round, seat: int, t: int = 0) -> Observation:
+        """The in-process form: the live round itself."""
+        return cls(rnd, seat, t)
+
+    @classmethod
+    def from_view(
+        cls,
+        view: SeatView | Mapping[str, Any],
+        rules: Rules,
+        t: int = 0,
+        stuck: bool | None = None,
+    ) -> Observation:
+        """Rebuild what ``view`` (a :class:`SeatView` or its ``to_json()``) shows as a round.
+
+        Hidden cards are filled in canonically (each seat's unseen cards in deck order), so the
+        result depends on the view alone. ``stuck`` is the server's word on this seat, if given.
+        """
+        data = view.to_json() if isinstance(view, SeatView) else view
+        return cls(determinize(data, rules), int(data["seat"]), t, stuck)
+
+
+class Bot(ABC):
+    """A player: :meth:`start` once a round, then :meth:`decide` whenever it may act.
+
+    Bots are deterministic given the seed passed to :meth:`start` and the observations they get.
+    A bot may keep memory between decisions of one round (how long it has been turning idly).
+    """
+
+    name: str = "bot"
+    """The registry name."""
+
+    def __init__(self) -> None:
+        self.seat = 0
+        self.rng = random.Random(0)
+
+    def start(self, seat: int, rules: Rules, seed: int | str = 0) -> None:
+        """Begin a round in ``seat`` under ``rules``; forget the last round."""
+        self.seat = seat
+        self.rng = random.Random(f"{self.name}:{seed}")
+
+    @abstractmethod
+    def decide(self, obs: Observation) -> Move | None:
+        """The seat's next action, or None to wait until the table changes."""
+
+
+# ------------------------------------------------------------------------- determinizing
+
+
+def _unseen(data: Mapping[str, Any], rules: Rules) -> list[list[Card]]:
+    """Per seat, the cards of its deck that nobody can see, in canonical deck order."""
+    seen: list[set[Card]] = [set() for _ in data["tableaus"]]
+    for tv in data["tableaus"]:
+        own = seen[tv["seat"]]
+        for key in ("nertz_top", "waste_top"):
+            if tv[key] is not None:
+                own.add(Card.parse(tv[key]))
+        for pile in tv["work"]:
+            own.update(Card.parse(c) for c in pile["up"])
+    for fv in data["foundations"]:
+        for text, owner in zip(fv["cards"], fv["owners"], strict=True):
+            seen[owner].add(Card.parse(text))
+    full = deck(rules.jokers)
+    return [[c for c in full if c not in own] for own in seen]
+
+
+def determinize(data: Mapping[str, Any], rules: Rules) -> Round:
+    """A round matching a seat view's JSON, hidden cards filled in canonically."""
+    unseen = _unseen(data, rules)
+    tableaus = []
+    for tv in data["tableaus"]:
+        pool = iter(unseen[tv["seat"]])
+        nertz = [next(pool) for _ in range(max(0, tv["nertz_count"] - 1))]
+        if tv["nertz_top"] is not None:
+            nertz.append(Card.parse(tv["nertz_top"]))
+        work, down = [], []
+        for pile in tv["work"]:
+            work.append([next(pool) for _ in range(pile["down"])] +
+                        [Card.parse(c) for c in pile["up"]])
+            down.append(pile["down"])
+        waste = [next(pool) for _ in range(max(0, tv["waste_count"] - 1))]
+        if tv["waste_top"] is not None:
+            waste.append(Card.parse(tv["waste_top"]))
+        stock = [next(pool) for _ in range(tv["stock_count"])]
+        tableaus.append(Tableau(nertz, work, down, stock, waste))
+    # Round() would run the blocked check on an empty table: build it without, then restore.
+    rnd = Round(rules.replace(blocked_round_end=False), tableaus)
+    for fv in data["foundations"]:
+        target = NEW_FOUNDATION
+        for text, owner in zip(fv["cards"], fv["owners"], strict=True):
+            # The engine's own placement keeps its index of which card fits where. A public
+            # "place a known foundation card" would be nicer: see the report to the engine owner.
+            target = rnd._place(Card.parse(text), owner, target, None)
+    rnd.rules = rules
+    rnd.stuck = [tv["stuck"] for tv in data["tableaus"]]
+    rnd.ended = data["ended"]
+    rnd.called_by = data["called_by"]
+    return rnd
+
+
+def sample_world(rnd: Round, rng: random.Random) -> Round:
+    """A copy of ``rnd`` with every seat's hidden cards re-dealt at random.
+
+    The hidden cards of each seat (under its Nertz top, its stock, under its waste top, its
+    face-down work cards) are sorted canonically and shuffled with ``rng``, so the sample
+    depends only on what is visible and on ``rng``: never on where the hidden cards really are.
+    """
+    world = rnd.copy()
+    for tab in world.tableaus:
+        hidden = tab.nertz[:-1] + tab.stock + tab.waste[:-1]
+        for pile, d in zip(tab.work, tab.down, strict=True):
+            hidden += pile[:d]
+        if not hidden:
+            continue
+        hidden.sort(key=_DECK_ORDER.__getitem__)
+        rng.shuffle(hidden)
+        i = 0
+        if tab.nertz:
+            n = len(tab.nertz) - 1
+            tab.nertz[:n] = hidden[i:i + n]
+            i += n
+        for pile, d in zip(tab.work, tab.down, strict=True):
+            pile[:d] = hidden[i:i + d]
+            i += d
+        if tab.waste:
+            n = len(tab.waste) - 1
+            tab.waste[:n] = hidden[i:i + n]
+            i += n
+        tab.stock[:] = hidden[i:i + len(tab.stock)]
+    return world
