@@ -384,8 +384,9 @@ class Round:
         # The call.
         if tab.nertz:
             if self.rules.false_call != "penalised":
+                left = len(tab.nertz)
                 raise self._illegal(
-                    seat, move, f"the Nertz pile still holds {len(tab.nertz)} cards"
+                    seat, move, f"the Nertz pile still holds {left} card{'s' * (left != 1)}"
                 )
             return 0
         if self.rules.call == "auto":  # pragma: no cover - the pile emptying ended the round
