@@ -131,6 +131,13 @@ def _rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    # Imported here: the web stack is needed only by this command.
+    from nertz.server.serve import serve
+
+    return serve(args.host, args.port, args.db, tuple(args.allow_origin or ()))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``nertz`` command."""
     parser = argparse.ArgumentParser(prog="nertz", description="Nertz: rules, replays, bots.")
@@ -144,6 +151,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="OPTION=VALUE", help="override an option")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_rules)
+    p = sub.add_parser("serve", help="the web game on http://127.0.0.1:8000")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--db", default=None,
+                   help="database URL (default: a SQLite file in the user's data directory; "
+                        "postgresql://... works the same)")
+    p.add_argument("--allow-origin", action="append", metavar="ORIGIN",
+                   help="another page origin allowed to open sockets (repeatable)")
+    p.set_defaults(func=_serve)
     for extra in _EXTRA_COMMANDS:
         extra(sub)
     return parser

@@ -97,28 +97,33 @@ def _c(card: Card | None) -> str | None:
     return None if card is None else str(card)
 
 
+def tableau_view(rnd: Round, seat: int) -> TableauView:
+    """Seat ``seat``'s tableau as anyone at the table sees it."""
+    tab = rnd.tableaus[seat]
+    return TableauView(
+        seat=seat,
+        nertz_top=tab.nertz[-1] if tab.nertz else None,
+        nertz_count=len(tab.nertz),
+        work_down=tuple(tab.down),
+        work_up=tuple(tuple(p[d:]) for p, d in zip(tab.work, tab.down, strict=True)),
+        stock_count=len(tab.stock),
+        waste_top=tab.waste[-1] if tab.waste else None,
+        waste_count=len(tab.waste),
+        stuck=rnd.stuck[seat],
+    )
+
+
+def foundation_view(rnd: Round, index: int) -> FoundationView:
+    """Foundation ``index`` (0-based) as everyone sees it."""
+    f = rnd.foundations[index]
+    return FoundationView(index + 1, tuple(f.cards), tuple(f.owners), f.needs)
+
+
 def view(rnd: Round, seat: int) -> SeatView:
     """What ``seat`` sees of ``rnd`` (-1 for a spectator)."""
-    tabs = []
-    for s, tab in enumerate(rnd.tableaus):
-        tabs.append(
-            TableauView(
-                seat=s,
-                nertz_top=tab.nertz[-1] if tab.nertz else None,
-                nertz_count=len(tab.nertz),
-                work_down=tuple(tab.down),
-                work_up=tuple(tuple(p[d:]) for p, d in zip(tab.work, tab.down, strict=True)),
-                stock_count=len(tab.stock),
-                waste_top=tab.waste[-1] if tab.waste else None,
-                waste_count=len(tab.waste),
-                stuck=rnd.stuck[s],
-            )
-        )
-    founds = tuple(
-        FoundationView(i + 1, tuple(f.cards), tuple(f.owners), f.needs)
-        for i, f in enumerate(rnd.foundations)
-    )
-    return SeatView(seat, tuple(tabs), founds, rnd.ended, rnd.called_by)
+    tabs = tuple(tableau_view(rnd, s) for s in range(rnd.seats))
+    founds = tuple(foundation_view(rnd, i) for i in range(len(rnd.foundations)))
+    return SeatView(seat, tabs, founds, rnd.ended, rnd.called_by)
 
 
 def visible_cards(v: SeatView) -> set[tuple[int, Card]]:

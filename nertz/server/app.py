@@ -1,0 +1,357 @@
+"""The web application: HTTP API, the WebSocket, the page. ``create_app()`` builds it.
+
+HTTP (JSON in and out; every error is ``{"error": message}`` with a 4xx status):
+
+- ``GET /healthz`` -> ``{"status": "ok"}``
+- ``GET /api/presets`` -> every preset with its summary and options
+- ``POST /api/rooms`` ``{"rules": PRESET or {"preset": ..., OPTION: VALUE}, "seats": N,
+  "name": optional}`` -> ``{"room": ID, "code": CODE, "url": ...}`` (+ ``player`` and ``token``
+  when a name was given: the creator joins as host)
+- ``GET /api/rooms/{id or code}`` -> the room as everyone sees it
+- ``POST /api/rooms/{id or code}/join`` ``{"name": ..., "spectator": false}`` ->
+  ``{"room", "player", "token", "seat", "hand", "host"}``
+- ``GET /api/matches/{id}/replay`` -> the finished match as a SPEC replay file
+
+WebSocket ``/ws/{room id}``: see docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import msgspec
+from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from nertz.errors import RulesError
+from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
+from nertz.server import protocol
+from nertz.server.hub import Hub
+from nertz.server.store import Store
+from nertz.server.table import CommandError, Player, Table
+
+log = logging.getLogger("nertz.app")
+
+WEB = Path(__file__).resolve().parent.parent / "web"
+"""The page's files (served as they are: no build step)."""
+
+MAX_QUEUE = 2000
+"""Messages queued for one socket before it counts as dead (a client that stopped reading)."""
+
+HELLO_TIMEOUT = 30.0
+"""Seconds a new socket has to say hello."""
+
+
+class CreateRoom(msgspec.Struct, forbid_unknown_fields=True):
+    """Body of ``POST /api/rooms``."""
+
+    rules: str | dict[str, Any] = "pagat"
+    seats: int = 4
+    name: str | None = None
+
+
+class JoinRoom(msgspec.Struct, forbid_unknown_fields=True):
+    """Body of ``POST /api/rooms/{id}/join``."""
+
+    name: str
+    spectator: bool = False
+
+
+class ApiError(Exception):
+    """An HTTP error with a message for people."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class Connection:
+    """One WebSocket as a :class:`~nertz.server.table.Sink`: a queue and a writer task, so a
+    slow reader never holds up the table."""
+
+    def __init__(self, ws: WebSocket) -> None:
+        self.ws = ws
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.closed = False
+        self.task = asyncio.get_running_loop().create_task(self._write())
+
+    def send(self, data: bytes) -> None:
+        """Queue a message (dropped once closed; a reader that falls too far behind is cut)."""
+        if self.closed:
+            return
+        if self.queue.qsize() >= MAX_QUEUE:
+            self.close()
+            return
+        self.queue.put_nowait(data)
+
+    def close(self) -> None:
+        """Close once the queue has drained."""
+        if not self.closed:
+            self.closed = True
+            self.queue.put_nowait(None)
+
+    async def _write(self) -> None:
+        try:
+            while True:
+                data = await self.queue.get()
+                if data is None:
+                    break
+                await self.ws.send_text(data.decode())
+        except Exception:  # the peer went away; the reader side notices and detaches
+            self.closed = True
+        with contextlib.suppress(Exception):
+            await self.ws.close()
+
+
+def _error(code: str, message: str, action_id: str | None = None) -> bytes:
+    out: dict[str, Any] = {"type": "error", "code": code, "message": message}
+    if action_id is not None:
+        out["id"] = action_id
+    return protocol.encode(out)
+
+
+def origin_allowed(origin: str | None, host: str | None, allowed: tuple[str, ...]) -> bool:
+    """A browser's socket must come from our own page (or a configured origin); programs that
+    send no Origin (the Python client, bots) are let in and identified by their token."""
+    if origin is None:
+        return True
+    if origin in allowed:
+        return True
+    parts = urlsplit(origin)
+    return bool(host) and parts.netloc.lower() == (host or "").lower()
+
+
+def create_app(
+    db_url: str | None = None,
+    allowed_origins: tuple[str, ...] = (),
+    start_bots: bool = True,
+) -> FastAPI:
+    """The application; storage opens (and migrates) at start-up and every live room returns."""
+    state: dict[str, Any] = {}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store = await Store.open(db_url)
+        hub = Hub(store, start_bots=start_bots)
+        restored = await hub.restore_all()
+        log.info("nertz: %d rooms restored", restored)
+        state["hub"] = hub
+        app.state.hub = hub
+        try:
+            yield
+        finally:
+            await hub.close()
+            await store.close()
+
+    app = FastAPI(title="nertz", lifespan=lifespan, docs_url=None, redoc_url=None)
+
+    def hub() -> Hub:
+        return state["hub"]  # type: ignore[no-any-return]
+
+    @app.exception_handler(ApiError)
+    async def api_error(_request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse({"error": exc.message}, status_code=exc.status)
+
+    async def body(request: Request, kind: type[Any]) -> Any:
+        raw = await request.body()
+        if len(raw) > protocol.MAX_MESSAGE_BYTES:
+            raise ApiError(413, "request body too large")
+        try:
+            return msgspec.json.decode(raw or b"{}", type=kind)
+        except msgspec.ValidationError as exc:
+            raise ApiError(400, f"bad request: {exc}") from None
+        except msgspec.DecodeError as exc:
+            raise ApiError(400, f"not JSON: {exc}") from None
+
+    async def table_or_404(key: str) -> Table:
+        table = await hub().get(key) if len(key) <= 32 else None
+        if table is None:
+            raise ApiError(404, f"no room {key!r}")
+        return table
+
+    def room_url(request: Request, table: Table) -> str:
+        return str(request.base_url).rstrip("/") + f"/r/{table.code}"
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/api/presets")
+    async def presets() -> dict[str, Any]:
+        return {
+            "presets": [
+                {"name": name, "source": PRESET_SOURCES[name], "summary": PRESET_SUMMARIES[name],
+                 "options": rules.to_options()}
+                for name, rules in PRESETS.items()
+            ],
+            "options": [
+                {"name": o.name, "default": o.default, "describe": o.describe(),
+                 "source": o.source, "doc": o.doc}
+                for o in OPTIONS.values()
+            ],
+        }
+
+    @app.post("/api/rooms")
+    async def create_room(request: Request) -> JSONResponse:
+        data: CreateRoom = await body(request, CreateRoom)
+        try:
+            rules = Rules.from_spec(data.rules)
+        except RulesError as exc:
+            raise ApiError(400, str(exc)) from None
+        if not 2 <= data.seats <= 8:
+            raise ApiError(400, f"seats must be 2 to 8, not {data.seats}")
+        table = await hub().create(rules, data.seats)
+        out: dict[str, Any] = {"room": table.id, "code": table.code,
+                               "url": room_url(request, table)}
+        if data.name is not None:
+            out.update(await _join(table, data.name, False))
+        return JSONResponse(out, status_code=201)
+
+    async def _join(table: Table, name: str, spectator: bool) -> dict[str, Any]:
+        try:
+            player, token = table.join(name, spectator)
+        except (CommandError, protocol.ProtocolError) as exc:
+            raise ApiError(400, str(exc)) from None
+        await table._drain()
+        return {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
+                "host": player.id == table.host}
+
+    @app.get("/api/rooms/{key}")
+    async def get_room(key: str) -> dict[str, Any]:
+        return (await table_or_404(key)).room_info()
+
+    @app.post("/api/rooms/{key}/join")
+    async def join_room(key: str, request: Request) -> dict[str, Any]:
+        table = await table_or_404(key)
+        data: JoinRoom = await body(request, JoinRoom)
+        out = await _join(table, data.name, data.spectator)
+        out["room"] = table.id
+        return out
+
+    @app.get("/api/matches/{match_id}/replay")
+    async def match_replay(match_id: str) -> Response:
+        replay = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
+        if replay is None:
+            raise ApiError(404, f"no finished match {match_id!r}")
+        return Response(
+            msgspec.json.encode(replay),
+            media_type="application/json",
+            headers={"Content-Disposition": f'attachment; filename="{match_id}.nertz.json"'},
+        )
+
+    @app.websocket("/ws/{room_id}")
+    async def socket(ws: WebSocket, room_id: str) -> None:
+        if not origin_allowed(ws.headers.get("origin"), ws.headers.get("host"),
+                              allowed_origins):
+            await ws.close(code=1008, reason="origin not allowed")
+            return
+        await ws.accept()
+        conn = Connection(ws)
+        table = await hub().get(room_id) if len(room_id) <= 32 else None
+        if table is None:
+            conn.send(_error("no_room", f"no room {room_id!r}"))
+            conn.close()
+            await conn.task
+            return
+        player: Player | None = None
+        said_hello = False
+        try:
+            while True:
+                try:
+                    frame = await asyncio.wait_for(
+                        ws.receive(), timeout=None if said_hello else HELLO_TIMEOUT
+                    )
+                except TimeoutError:
+                    conn.send(_error("no_hello", "say hello with your token first"))
+                    break
+                if frame["type"] == "websocket.disconnect":
+                    break
+                raw = frame.get("text") or frame.get("bytes") or b""
+                try:
+                    msg = protocol.decode(raw)
+                except protocol.ProtocolError as exc:
+                    conn.send(_error("bad_message", str(exc)))
+                    continue
+                if not said_hello:
+                    if not isinstance(msg, protocol.Hello):
+                        conn.send(_error("no_hello", "say hello with your token first"))
+                        continue
+                    player = table.player_for_token(msg.token)
+                    if player is None:
+                        conn.send(_error("bad_token", "unknown token for this room"))
+                        continue
+                    said_hello = True
+                    table.attach(conn, player, msg.since)
+                    continue
+                if table.closed or table.broken:
+                    fresh = await hub().get(table.id)
+                    if fresh is None:  # pragma: no cover - rooms are not deleted
+                        break
+                    table.detach(conn)
+                    table = fresh
+                    player = table.players.get(player.id) if player else None
+                    table.attach(conn, player, None)
+                assert player is not None
+                if player.id not in table.players:
+                    conn.send(protocol.encode({"type": "kicked"}))
+                    break
+                await _dispatch(table, player, msg, conn)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            if said_hello:
+                table.detach(conn)
+            conn.close()
+
+    async def _dispatch(table: Table, player: Player, msg: Any, conn: Connection) -> None:
+        action_id = getattr(msg, "id", None)
+        try:
+            if isinstance(msg, protocol.Play):
+                table.play(player, msg.id, msg.move, msg.hand, conn)
+            elif isinstance(msg, protocol.Ping):
+                loop = asyncio.get_running_loop()
+                conn.send(protocol.encode({"type": "pong", "id": msg.id, "sent": msg.sent,
+                                           "server": loop.time() * 1000}))
+            elif isinstance(msg, protocol.Sync):
+                table.resync(conn, player, msg.since)
+            elif isinstance(msg, protocol.Ready):
+                table.set_ready(player, msg.ready)
+            elif isinstance(msg, protocol.AddBot):
+                table.add_bot(player, msg.seat, msg.bot, msg.level)
+            elif isinstance(msg, protocol.Kick):
+                table.kick(player, msg.player)
+            elif isinstance(msg, protocol.Assign):
+                table.assign(player, msg.player, msg.seat, msg.hand)
+            elif isinstance(msg, protocol.Start):
+                table.start(player, msg.countdown_ms)
+            elif isinstance(msg, protocol.Rematch):
+                table.start(player, 3000, rematch=True)
+            elif isinstance(msg, protocol.NextRound):
+                table.next_round(player)
+            elif isinstance(msg, protocol.BotSeat):
+                table.bot_seat(player, msg.seat, msg.bot, msg.level)
+            elif isinstance(msg, protocol.Hello):
+                conn.send(_error("bad_message", "already said hello"))
+        except CommandError as exc:
+            conn.send(_error(exc.code, exc.message, action_id))
+
+    if WEB.is_dir():
+        app.mount("/static", StaticFiles(directory=WEB), name="static")
+
+        @app.get("/")
+        async def index() -> FileResponse:
+            return FileResponse(WEB / "index.html")
+
+        @app.get("/r/{code}")
+        async def room_page(code: str) -> FileResponse:
+            return FileResponse(WEB / "index.html")
+
+    return app

@@ -1,0 +1,96 @@
+"""The rooms this process owns: creating, finding, restoring them, and the store beneath.
+
+Today one process owns every room. The hub is the seam where ownership will be shared out over
+several processes (each room owned by exactly one; the others forward to it over Redis): every
+table can already be rebuilt from its stored log on any process (:meth:`Hub.get` does exactly
+that for a room not in memory).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from typing import Any
+
+from nertz.rules import Rules
+from nertz.server import bots
+from nertz.server.store import Store
+from nertz.server.table import Table
+
+log = logging.getLogger("nertz.hub")
+
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+"""Join codes avoid letters and digits that read alike (0/O, 1/I)."""
+
+
+class Hub:
+    """Every live table of this process, by room id."""
+
+    def __init__(self, store: Store, start_bots: bool = True) -> None:
+        self.store = store
+        self.tables: dict[str, Table] = {}
+        self.start_bots = start_bots
+        self._lock = asyncio.Lock()
+
+    async def restore_all(self) -> int:
+        """Bring back every room that was live when the server stopped; returns how many."""
+        for row in await self.store.live_rooms():
+            await self.get(row.id)
+        return len(self.tables)
+
+    async def create(self, rules: Rules, seats: int) -> Table:
+        """A new room with a fresh id and join code."""
+        for _ in range(20):
+            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
+            if await self.store.find_room(code) is None:
+                break
+        table = await Table.create(self.store, rules, seats, secrets.token_hex(8), code)
+        self._adopt(table)
+        return table
+
+    async def get(self, key: str) -> Table | None:
+        """A room by id or join code, rebuilt from its log if this process does not hold it."""
+        table = self.tables.get(key)
+        if table is not None and not table.broken:
+            return table
+        async with self._lock:
+            row = await self.store.find_room(key)
+            if row is None:
+                return None
+            table = self.tables.get(row.id)
+            if table is not None and not table.broken:
+                return table
+            if table is not None:
+                table.close()
+            entries = await self.store.load_log(row.id)
+            table = await Table.restore(
+                self.store, row.id, row.code, Rules.from_spec(row.rules), row.seats, entries
+            )
+            self._adopt(table)
+            for player in list(table.players.values()):
+                if player.bot is not None and table.bot_starter is not None:
+                    table.bot_starter(table, player)
+            log.info("room %s restored from %d log entries", row.id, len(entries))
+            return table
+
+    def _adopt(self, table: Table) -> None:
+        if self.start_bots:
+            table.bot_starter = bots.start_bot
+        self.tables[table.id] = table
+
+    async def close(self) -> None:
+        """Stop every table (rooms stay stored)."""
+        for table in self.tables.values():
+            table.close()
+        for table in self.tables.values():
+            await table._drain()
+        self.tables.clear()
+
+    def stats(self) -> dict[str, Any]:
+        """Counts for health checks and benchmarks."""
+        return {
+            "rooms": len(self.tables),
+            "sockets": sum(len(t.sinks) for t in self.tables.values()),
+            "commits": self.store.commits,
+        }

@@ -1,0 +1,156 @@
+"""The WebSocket protocol: every message, typed (msgspec), tagged by ``type``.
+
+Client messages are decoded into one tagged union; anything else (not JSON, an unknown
+``type``, a missing or mistyped field, too long) becomes a :class:`ProtocolError` whose text names
+the problem, and the connection stays up. Server messages are encoded once and, where they carry
+table state, built only from :mod:`nertz.views` so that nothing hidden can leave the server.
+docs/protocol.md describes each message.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+MAX_MESSAGE_BYTES: Final = 4096
+"""The largest client message accepted; larger ones are refused (and the socket caps frames)."""
+
+MAX_NAME = 24
+"""Display names are cut to this many characters."""
+
+
+class ProtocolError(ValueError):
+    """A client message that cannot be read; ``str()`` says what was wrong."""
+
+
+# --------------------------------------------------------------------------- client -> server
+
+
+class Hello(msgspec.Struct, tag="hello", forbid_unknown_fields=True):
+    """First message on a socket: the seat token from joining, and the last version seen (to
+    catch up from history), or None for a full state."""
+
+    token: str
+    since: int | None = None
+
+
+class Play(msgspec.Struct, tag="play", forbid_unknown_fields=True):
+    """A move (SPEC notation). ``id`` is the client's own id for it: a repeated id is answered
+    with the first answer and never applied twice. ``hand`` names the partner under split teams."""
+
+    id: str
+    move: str
+    hand: int | None = None
+
+
+class Ping(msgspec.Struct, tag="ping", forbid_unknown_fields=True):
+    """Round-trip probe; ``sent`` is the client's clock in ms, echoed back in the pong."""
+
+    id: str
+    sent: float = 0.0
+
+
+class Sync(msgspec.Struct, tag="sync", forbid_unknown_fields=True):
+    """Ask for what happened after version ``since`` (or everything, with None)."""
+
+    since: int | None = None
+
+
+class Ready(msgspec.Struct, tag="ready", forbid_unknown_fields=True):
+    """In the lobby: this player is ready (or not)."""
+
+    ready: bool = True
+
+
+class AddBot(msgspec.Struct, tag="add_bot", forbid_unknown_fields=True):
+    """Host: put a bot in ``seat`` (None: the first free one) at a speed ``level``."""
+
+    seat: int | None = None
+    level: str = "skilled"
+    bot: str = "greedy"
+
+
+class Kick(msgspec.Struct, tag="kick", forbid_unknown_fields=True):
+    """Host: remove the player (or bot) ``player`` from the room."""
+
+    player: str
+
+
+class Assign(msgspec.Struct, tag="assign", forbid_unknown_fields=True):
+    """Host: move ``player`` to ``seat`` (None: spectator); ``hand`` picks the partner slot
+    (0 Nertz pile, 1 stock and waste) when seats are teams."""
+
+    player: str
+    seat: int | None
+    hand: int = 0
+
+
+class Start(msgspec.Struct, tag="start", forbid_unknown_fields=True):
+    """Host: start the match after a countdown of ``countdown_ms``."""
+
+    countdown_ms: int = 3000
+
+
+class NextRound(msgspec.Struct, tag="next_round", forbid_unknown_fields=True):
+    """Host: deal the next round of the match."""
+
+
+class Rematch(msgspec.Struct, tag="rematch", forbid_unknown_fields=True):
+    """Host: after the match, start a new one with the same seats."""
+
+
+class BotSeat(msgspec.Struct, tag="bot_seat", forbid_unknown_fields=True):
+    """Host: hand a vacant seat (its player gone) to a bot at ``level``."""
+
+    seat: int
+    level: str = "skilled"
+    bot: str = "greedy"
+
+
+ClientMessage = (
+    Hello | Play | Ping | Sync | Ready | AddBot | Kick | Assign | Start | NextRound | Rematch
+    | BotSeat
+)
+"""Every message a client may send."""
+
+_decoder: Final = msgspec.json.Decoder(ClientMessage)
+_encoder: Final = msgspec.json.Encoder()
+
+
+def decode(raw: str | bytes) -> ClientMessage:
+    """Read one client message; raises :class:`ProtocolError` naming what is wrong."""
+    data = raw.encode() if isinstance(raw, str) else raw
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise ProtocolError(f"message too long: {len(data)} bytes (at most {MAX_MESSAGE_BYTES})")
+    try:
+        return _decoder.decode(data)
+    except msgspec.ValidationError as exc:
+        raise ProtocolError(f"bad message: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise ProtocolError(f"not JSON: {exc}") from None
+
+
+def encode(message: dict[str, Any] | msgspec.Struct) -> bytes:
+    """Encode one server message."""
+    return _encoder.encode(message)
+
+
+# --------------------------------------------------------------------------- server -> client
+# Server messages are plain dicts with a "type" key; their shapes are documented in
+# docs/protocol.md and built in one place each (nertz.server.table).
+
+
+def clean_name(name: object) -> str:
+    """A display name as the server keeps it: text, control characters dropped, spaces folded,
+    at most :data:`MAX_NAME` characters; raises :class:`ProtocolError` if nothing is left.
+
+    HTML is kept as text: it is the page's job to show it as text (it uses ``textContent``).
+    """
+    if not isinstance(name, str):
+        raise ProtocolError("name must be text")
+    kept = "".join(ch for ch in name if ch.isprintable())
+    kept = " ".join(kept.split())[:MAX_NAME]
+    if not kept:
+        raise ProtocolError("name is empty")
+    return kept

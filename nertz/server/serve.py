@@ -1,0 +1,27 @@
+"""``nertz serve``: run the app on uvicorn."""
+
+from __future__ import annotations
+
+import logging
+
+import uvicorn
+
+from nertz.server.app import create_app
+from nertz.server.protocol import MAX_MESSAGE_BYTES
+
+
+def serve(host: str, port: int, db: str | None, allowed_origins: tuple[str, ...] = ()) -> int:
+    """Serve until stopped; returns the exit code."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    app = create_app(db, allowed_origins)
+    print(f"nertz: serving on http://{host}:{port}", flush=True)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        ws_max_size=4 * MAX_MESSAGE_BYTES,
+        ws_ping_interval=20,
+        ws_ping_timeout=20,
+    )
+    return 0

@@ -1,0 +1,318 @@
+"""Storage: rooms, each room's append-only action log, finished matches.
+
+One schema on SQLite (the embedded default, a file in the user's data directory) and
+PostgreSQL, through SQLAlchemy's async engine; Alembic migrations are applied when the store
+opens. The log is the source of truth: a table is rebuilt, on any process, by replaying its log
+(:mod:`nertz.server.table`).
+
+Appends are group-committed: every append waits for the commit that contains it, and a single
+writer commits whatever has queued up meanwhile in one transaction, so hundreds of tables
+writing a few actions a second cost a few commits a second, and nothing is acknowledged to a
+client before it is durable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+metadata = sa.MetaData()
+"""The schema (kept in step with the Alembic migrations in ``migrations/``)."""
+
+rooms = sa.Table(
+    "rooms",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("code", sa.String(16), nullable=False, unique=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("rules", sa.Text, nullable=False),
+    sa.Column("seats", sa.Integer, nullable=False),
+    sa.Index("rooms_status", "status"),
+)
+room_log = sa.Table(
+    "room_log",
+    metadata,
+    sa.Column("room_id", sa.String(32), primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True),
+    sa.Column("kind", sa.String(24), nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+)
+matches = sa.Table(
+    "matches",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("room_id", sa.String(32), nullable=False),
+    sa.Column("finished_at", sa.Float, nullable=False),
+    sa.Column("winner", sa.Integer, nullable=True),
+    sa.Column("replay", sa.Text, nullable=False),
+    sa.Index("matches_room", "room_id"),
+)
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+"""Where the Alembic scripts live."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One stored action of a room: its place in the log, what it was, its data, when."""
+
+    seq: int
+    kind: str
+    data: dict[str, Any]
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class RoomRow:
+    """A room's stored header."""
+
+    id: str
+    code: str
+    status: str
+    rules: Any
+    seats: int
+    created_at: float
+
+
+class StoreError(RuntimeError):
+    """The database refused a write; the table that made it must be rebuilt from the log."""
+
+
+def normalise_url(url: str) -> str:
+    """Accept plain ``postgresql://`` and ``sqlite:///`` URLs and pick the async drivers."""
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url[len("postgres://"):]
+    if url.startswith("postgresql://"):
+        return "postgresql+asyncpg://" + url[len("postgresql://"):]
+    if url.startswith("sqlite:///"):
+        return "sqlite+aiosqlite:///" + url[len("sqlite:///"):]
+    return url
+
+
+def default_url() -> str:
+    """The embedded default: a SQLite file in the user's data directory."""
+    from platformdirs import user_data_dir
+
+    folder = Path(user_data_dir("nertz", appauthor=False))
+    folder.mkdir(parents=True, exist_ok=True)
+    return f"sqlite+aiosqlite:///{folder / 'nertz.db'}"
+
+
+class Store:
+    """The database behind the server. Open with :meth:`open`; close with :meth:`close`."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self._pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._wake = asyncio.Event()
+        self._writer: asyncio.Task[None] | None = None
+        self._closed = False
+        self.commits = 0
+        """How many group commits were made (for the benchmark and tests)."""
+
+    @classmethod
+    async def open(cls, url: str | None = None) -> Store:
+        """Connect, apply the migrations, start the writer."""
+        real = normalise_url(url or default_url())
+        kwargs: dict[str, Any] = {}
+        if real.startswith("sqlite"):
+            kwargs["connect_args"] = {"timeout": 30}
+        engine = create_async_engine(real, **kwargs)
+        if real.startswith("sqlite"):
+
+            @event.listens_for(engine.sync_engine, "connect")
+            def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+                # WAL lets readers run beside the writer; NORMAL still survives a killed process.
+                cursor = dbapi_conn.cursor()
+                cursor.execute("PRAGMA journal_mode=WAL")
+                cursor.execute("PRAGMA synchronous=NORMAL")
+                cursor.close()
+
+        store = cls(engine)
+        async with engine.begin() as conn:
+            await conn.run_sync(_upgrade)
+        store._writer = asyncio.create_task(store._write_loop(), name="nertz-store-writer")
+        return store
+
+    async def close(self) -> None:
+        """Flush what is queued, stop the writer, release the connections."""
+        self._closed = True
+        self._wake.set()
+        if self._writer is not None:
+            await self._writer
+        await self.engine.dispose()
+
+    # ------------------------------------------------------------------------ the log
+
+    def append_nowait(
+        self, room_id: str, seq: int, kind: str, data: dict[str, Any]
+    ) -> asyncio.Future[None]:
+        """Queue one log entry; the returned future completes once it is committed (or fails
+        with :class:`StoreError`). Entries commit in the order they were queued."""
+        if self._closed:
+            raise StoreError("the store is closed")
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        row = {
+            "room_id": room_id,
+            "seq": seq,
+            "kind": kind,
+            "data": json.dumps(data, separators=(",", ":")),
+            "at": time.time(),
+        }
+        self._pending.append((row, fut))
+        self._wake.set()
+        return fut
+
+    async def append(self, room_id: str, seq: int, kind: str, data: dict[str, Any]) -> None:
+        """Store one log entry and wait until it is durable."""
+        await self.append_nowait(room_id, seq, kind, data)
+
+    async def _write_loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._pending:
+                batch, self._pending = self._pending, []
+                try:
+                    async with self.engine.begin() as conn:
+                        await conn.execute(room_log.insert(), [row for row, _ in batch])
+                        touched = {row["room_id"] for row, _ in batch}
+                        await conn.execute(
+                            rooms.update().where(rooms.c.id.in_(touched)).values(
+                                updated_at=time.time()
+                            )
+                        )
+                except Exception as exc:  # any database failure fails the whole batch
+                    for _, fut in batch:
+                        if not fut.done():
+                            fut.set_exception(StoreError(f"could not store the action: {exc}"))
+                    continue
+                self.commits += 1
+                for _, fut in batch:
+                    if not fut.done():
+                        fut.set_result(None)
+            if self._closed and not self._pending:
+                return
+
+    async def load_log(self, room_id: str) -> list[LogEntry]:
+        """A room's whole log, in order."""
+        async with self.engine.connect() as conn:
+            result = await conn.execute(
+                sa.select(room_log.c.seq, room_log.c.kind, room_log.c.data, room_log.c.at)
+                .where(room_log.c.room_id == room_id)
+                .order_by(room_log.c.seq)
+            )
+            return [LogEntry(r.seq, r.kind, json.loads(r.data), r.at) for r in result]
+
+    # ---------------------------------------------------------------------- rooms, matches
+
+    async def create_room(self, room_id: str, code: str, rules: Any, seats: int) -> None:
+        """Store a new room's header."""
+        now = time.time()
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                rooms.insert().values(
+                    id=room_id, code=code, created_at=now, updated_at=now, status="open",
+                    rules=json.dumps(rules), seats=seats,
+                )
+            )
+
+    async def set_status(self, room_id: str, status: str) -> None:
+        """Mark a room ``open`` or ``closed`` (closed rooms are not restored at start)."""
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                rooms.update().where(rooms.c.id == room_id).values(
+                    status=status, updated_at=time.time()
+                )
+            )
+
+    async def find_room(self, key: str) -> RoomRow | None:
+        """A room by id or by its join code (codes are case-insensitive)."""
+        async with self.engine.connect() as conn:
+            result = await conn.execute(
+                sa.select(rooms).where(sa.or_(rooms.c.id == key, rooms.c.code == key.upper()))
+            )
+            row = result.first()
+        return None if row is None else _room(row)
+
+    async def live_rooms(self) -> list[RoomRow]:
+        """Every room not closed: what a restarted server brings back."""
+        async with self.engine.connect() as conn:
+            result = await conn.execute(sa.select(rooms).where(rooms.c.status != "closed"))
+            return [_room(r) for r in result]
+
+    async def save_match(
+        self, match_id: str, room_id: str, replay: dict[str, Any], winner: int | None
+    ) -> None:
+        """Store a finished match's replay file."""
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                matches.insert().values(
+                    id=match_id, room_id=room_id, finished_at=time.time(), winner=winner,
+                    replay=json.dumps(replay),
+                )
+            )
+
+    async def get_match(self, match_id: str) -> dict[str, Any] | None:
+        """A finished match's replay file, or None."""
+        async with self.engine.connect() as conn:
+            result = await conn.execute(
+                sa.select(matches.c.replay).where(matches.c.id == match_id)
+            )
+            row = result.first()
+        return None if row is None else dict(json.loads(row.replay))
+
+    async def room_matches(self, room_id: str) -> Sequence[str]:
+        """The ids of a room's finished matches, oldest first."""
+        async with self.engine.connect() as conn:
+            result = await conn.execute(
+                sa.select(matches.c.id).where(matches.c.room_id == room_id)
+                .order_by(matches.c.finished_at)
+            )
+            return [r.id for r in result]
+
+
+def _room(row: Any) -> RoomRow:
+    return RoomRow(row.id, row.code, row.status, json.loads(row.rules), row.seats, row.created_at)
+
+
+def _upgrade(sync_conn: Any) -> None:
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.attributes["connection"] = sync_conn
+    command.upgrade(cfg, "head")
+
+
+async def reset_database(url: str) -> None:
+    """Drop every nertz table (and Alembic's version table): for tests on a shared database."""
+    engine = create_async_engine(normalise_url(url))
+    async with engine.begin() as conn:
+        await conn.run_sync(metadata.drop_all)
+        await conn.execute(sa.text("DROP TABLE IF EXISTS alembic_version"))
+    await engine.dispose()
+
+
+__all__ = [
+    "LogEntry",
+    "RoomRow",
+    "Store",
+    "StoreError",
+    "default_url",
+    "normalise_url",
+    "reset_database",
+]
