@@ -296,3 +296,64 @@ class Recorder:
     def record(self, t: int, seat: int, move: Move, hand: int | None = None) -> None:
         """Add one move to the current round."""
         self.file.rounds[-1].moves.append(TimedMove(t, seat, move, hand))
+
+
+def frames(replay: ReplayFile) -> dict[str, Any]:
+    """The replay as a viewer steps through it: per round, the table as a spectator sees it at
+    the deal, then each move in play order with what it changed (the tableau of its seat and
+    every foundation it touched, as in the server's ``update`` message), and the result.
+
+    Only face-up cards appear, as at the table; a viewer needs nothing else to draw every step.
+    """
+    from nertz.views import foundation_view, tableau_view, view
+
+    out_rounds: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    start: list[dict[str, Any]] = []
+    # What the last step left, to send only what each move changed.
+    seen: dict[str, Any] = {"round": -1, "sizes": [], "resets": 0}
+
+    def on_move(r: int, outcome: MoveOutcome, rnd: Round) -> None:
+        if seen["round"] != r:
+            seen.update(round=r, sizes=[], resets=0)
+            pending.append({"round": r, "steps": []})
+        tm = outcome.move
+        step: dict[str, Any] = {"i": outcome.i, "t": tm.t, "seat": tm.p, "move": str(tm.m),
+                                "ok": outcome.ok}
+        if outcome.ok:
+            seats = range(rnd.seats) if rnd.resets != seen["resets"] else (tm.p,)
+            sizes = [len(f) for f in rnd.foundations]
+            changed = [i for i, n in enumerate(sizes)
+                       if i >= len(seen["sizes"]) or seen["sizes"][i] != n]
+            seen.update(sizes=sizes, resets=rnd.resets)
+            step["tableaus"] = [tableau_view(rnd, s).to_json() for s in seats]
+            step["foundations"] = [foundation_view(rnd, i).to_json() for i in changed]
+            step["ended"] = rnd.ended
+        else:
+            step["error"] = outcome.error
+        pending[-1]["steps"].append(step)
+
+    match = Match(replay.rules, len(replay.players),
+                  replay.seed if replay.seed is not None else 0)
+    # Deal views come from a second match dealt in step with the replay.
+    result = run(replay, on_move)
+    for r, rr in enumerate(result.rounds):
+        rnd0 = match.deal(replay.rounds[r].layouts)
+        start.append(view(rnd0, -1).to_json())
+        match.finish(rr.round)
+        steps = next((p["steps"] for p in pending if p["round"] == r), [])
+        score = rr.result.score
+        out_rounds.append({
+            "deal": start[r],
+            "steps": steps,
+            "result": {"ended": score.ended, "caller": score.caller,
+                       "scores": rr.result.scores,
+                       "breakdown": [s.to_json() for s in score.seats]},
+        })
+    return {
+        "players": list(replay.players),
+        "rules": replay.rules.to_spec(),
+        "rounds": out_rounds,
+        "totals": list(result.match.totals),
+        "winner": result.match.winner,
+    }

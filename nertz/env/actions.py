@@ -38,7 +38,7 @@ Caps, and why they are exact rather than guesses:
 >>> from nertz.rules import Rules
 >>> codec = ActionCodec(Rules.from_spec("pagat"), seats=2)
 >>> codec.size, codec.labels[:4], codec.labels[codec.index("3+2-1")]
-(200, ('NOOP', 'T', 'STUCK', 'NERTZ'), '3+2-1')
+(222, ('NOOP', 'T', 'STUCK', 'NERTZ'), '3+2-1')
 """
 
 from __future__ import annotations

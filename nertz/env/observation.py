@@ -81,8 +81,8 @@ class ObservationCodec:
         """Length of the vector."""
         block = [CARD_CODES, MAX_COUNT, CARD_CODES, MAX_COUNT, MAX_COUNT, 2]
         block += [MAX_COUNT, MAX_RUN, *([CARD_CODES] * MAX_RUN)] * self._work
-        # A pile can hold every card of its suit from every deck (double_swinging_door goes up
-        # and down), so its counts are bounded by 13 a seat, not by 13.
+        # Under double_swinging_door a pile may go up and down again with other decks' cards,
+        # so its length is bounded only by its suit's cards in all decks: 13 a seat.
         found = [4, CARD_CODES, 13 * seats, 13, 13, 13 * seats]
         self.high = np.array(block * seats + found * self._foundations, dtype=np.int16)
         """Each value's upper bound (every lower bound is 0)."""
@@ -94,7 +94,8 @@ class ObservationCodec:
         return self.encode_view(view(rnd, seat))
 
     def encode_view(self, v: SeatView) -> npt.NDArray[np.int16]:
-        """The vector for a view (its ``seat`` is the observer and comes first)."""
+        """The vector for a seat's view (its ``seat``, 0 or more, is the observer and comes
+        first)."""
         out = np.zeros(self.size, dtype=np.int16)
         n = len(v.tableaus)
         for rel in range(n):

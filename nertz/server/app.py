@@ -30,7 +30,8 @@ from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from nertz.errors import RulesError
+from nertz import replay
+from nertz.errors import ReplayError, RulesError
 from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
 from nertz.server import protocol
 from nertz.server.hub import Hub
@@ -44,6 +45,9 @@ WEB = Path(__file__).resolve().parent.parent / "web"
 
 MAX_QUEUE = 2000
 """Messages queued for one socket before it counts as dead (a client that stopped reading)."""
+
+MAX_REPLAY_BYTES = 8 * 1024 * 1024
+"""The largest replay file the viewer accepts for upload."""
 
 HELLO_TIMEOUT = 30.0
 """Seconds a new socket has to say hello."""
@@ -247,6 +251,38 @@ def create_app(
             headers={"Content-Disposition": f'attachment; filename="{match_id}.nertz.json"'},
         )
 
+    @app.get("/api/matches/{match_id}/frames")
+    async def match_frames(match_id: str) -> Response:
+        data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
+        if data is None:
+            raise ApiError(404, f"no finished match {match_id!r}")
+        return _frames_response(data)
+
+    @app.post("/api/replays/frames")
+    async def upload_frames(request: Request) -> Response:
+        raw = await request.body()
+        if len(raw) > MAX_REPLAY_BYTES:
+            raise ApiError(413, f"a replay file may be at most {MAX_REPLAY_BYTES} bytes")
+        try:
+            file = replay.loads(raw)
+        except ReplayError as exc:
+            raise ApiError(400, str(exc)) from None
+        return _frames_file(file)
+
+    def _frames_response(data: dict[str, Any]) -> Response:
+        try:
+            file = replay.from_json(data)
+        except ReplayError as exc:  # pragma: no cover - stored files are ours
+            raise ApiError(500, str(exc)) from None
+        return _frames_file(file)
+
+    def _frames_file(file: replay.ReplayFile) -> Response:
+        try:
+            out = replay.frames(file)
+        except ReplayError as exc:
+            raise ApiError(400, str(exc)) from None
+        return Response(msgspec.json.encode(out), media_type="application/json")
+
     @app.websocket("/ws/{room_id}")
     async def socket(ws: WebSocket, room_id: str) -> None:
         if not origin_allowed(ws.headers.get("origin"), ws.headers.get("host"),
@@ -317,6 +353,8 @@ def create_app(
             if isinstance(msg, protocol.Play):
                 table.play(player, msg.id, msg.move, msg.hand, conn)
             elif isinstance(msg, protocol.Ping):
+                if msg.rtt is not None:
+                    table.report_rtt(player, msg.rtt)
                 loop = asyncio.get_running_loop()
                 conn.send(protocol.encode({"type": "pong", "id": msg.id, "sent": msg.sent,
                                            "server": loop.time() * 1000}))

@@ -20,6 +20,9 @@ from nertz.server.table import Table
 
 log = logging.getLogger("nertz.hub")
 
+LATENCY_SECONDS = 3.0
+"""How often every room hears its seats' latencies."""
+
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 """Join codes avoid letters and digits that read alike (0/O, 1/I)."""
 
@@ -32,6 +35,7 @@ class Hub:
         self.tables: dict[str, Table] = {}
         self.start_bots = start_bots
         self._lock = asyncio.Lock()
+        self._ticker: asyncio.Task[None] | None = None
 
     async def restore_all(self) -> int:
         """Bring back every room that was live when the server stopped; returns how many."""
@@ -78,9 +82,20 @@ class Hub:
         if self.start_bots:
             table.bot_starter = bots.start_bot
         self.tables[table.id] = table
+        if self._ticker is None:
+            self._ticker = asyncio.get_running_loop().create_task(self._tick())
+
+    async def _tick(self) -> None:
+        # Each seat's latency, to everyone, every few seconds: one timer for all rooms.
+        while True:
+            await asyncio.sleep(LATENCY_SECONDS)
+            for table in list(self.tables.values()):
+                table.send_latency()
 
     async def close(self) -> None:
         """Stop every table (rooms stay stored)."""
+        if self._ticker is not None:
+            self._ticker.cancel()
         for table in self.tables.values():
             table.close()
         for table in self.tables.values():

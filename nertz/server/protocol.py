@@ -45,10 +45,12 @@ class Play(msgspec.Struct, tag="play", forbid_unknown_fields=True):
 
 
 class Ping(msgspec.Struct, tag="ping", forbid_unknown_fields=True):
-    """Round-trip probe; ``sent`` is the client's clock in ms, echoed back in the pong."""
+    """Round-trip probe; ``sent`` is the client's clock in ms, echoed back in the pong.
+    ``rtt`` is the client's last measured round trip (ms), shown to the table as its latency."""
 
     id: str
     sent: float = 0.0
+    rtt: float | None = None
 
 
 class Sync(msgspec.Struct, tag="sync", forbid_unknown_fields=True):

@@ -90,6 +90,7 @@ class Player:
     # Runtime only, never logged: sockets open now, and when the last one closed.
     sockets: int = 0
     left_at: float | None = None
+    rtt: float | None = None
     bucket: float = MOVES_PER_SECOND
     bucket_at: float = 0.0
     answers: OrderedDict[str, bytes] = field(default_factory=OrderedDict)
@@ -501,6 +502,24 @@ class Table:
         if player is not None:
             player.sockets -= 1
         self.attach(sink, player, since)
+
+    def report_rtt(self, player: Player, rtt: float) -> None:
+        """A client's measured round trip; the table shows each seat's latency."""
+        if 0 <= rtt < 60_000:
+            player.rtt = rtt
+
+    def latency(self) -> dict[str, Any]:
+        """Every connected person's last round trip (ms), for the periodic ``latency`` message."""
+        return {"type": "latency",
+                "rtt": {p.id: round(p.rtt) for p in self.players.values()
+                        if p.rtt is not None and p.sockets}}
+
+    def send_latency(self) -> None:
+        """Send :meth:`latency` to everyone (unversioned: a passing measure, not state)."""
+        if self.sinks:
+            data = protocol.encode(self.latency())
+            for sink in list(self.sinks):
+                sink.send(data)
 
     # ------------------------------------------------------------------ messages
 
