@@ -341,7 +341,9 @@ def frames(replay: ReplayFile) -> dict[str, Any]:
         rnd0 = match.deal(replay.rounds[r].layouts)
         start.append(view(rnd0, -1).to_json())
         match.finish(rr.round)
-        steps = next((p["steps"] for p in pending if p["round"] == r), [])
+        steps: list[dict[str, Any]] = next(
+            (p["steps"] for p in pending if p["round"] == r), []
+        )
         score = rr.result.score
         out_rounds.append({
             "deal": start[r],
