@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint bench clean
+.PHONY: run demo test lint bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -18,6 +18,9 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.installed
 
 run: $(VENV)/.installed
+	$(BIN)/nertz serve
+
+demo: $(VENV)/.installed
 	$(BIN)/nertz replay examples/demo.nertz.json
 
 test: $(VENV)/.installed-test
