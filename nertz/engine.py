@@ -78,6 +78,7 @@ class Round:
 
     __slots__ = (
         "_accepting",
+        "_either",
         "_grace",
         "_jokers",
         "_open_piles",
@@ -115,6 +116,7 @@ class Round:
         self._jokers = rules.jokers
         self._partial = rules.move_partial_runs
         self._grace = rules.call_grace_ms
+        self._either = rules.stuck_reset == "rotate_either"
         if rules.blocked_round_end and self.tableaus and self.is_blocked():
             self.ended = "blocked"
 
@@ -147,6 +149,7 @@ class Round:
         other._jokers = self._jokers
         other._partial = self._partial
         other._grace = self._grace
+        other._either = self._either
         return other
 
     @property
@@ -214,14 +217,12 @@ class Round:
             rank = c.rank
             if rank == starter:
                 moves.append(_TO_F[src, 0])
-            elif rank == 0:
-                for fi in self._open_piles:
-                    moves.append(_to_f(src, fi + 1))
-            else:
-                found = accepting.get(c.suit << 4 | rank)
-                if found:
-                    for fi in found:
-                        moves.append(_to_f(src, fi + 1))
+                continue
+            found = self._open_piles if rank == 0 else accepting.get(c.suit << 4 | rank)
+            if found:
+                by_number = _F_MOVES[src]
+                for fi in found:
+                    moves.append(by_number[fi + 1])
         if self._jokers:
             self._work_moves_wild(tab, sources, moves)
         else:
@@ -231,7 +232,7 @@ class Round:
         declared = self.stuck[seat]
         if declared != "S":
             moves.append(STUCK)
-        if self.rules.stuck_reset == "rotate_either" and declared != "N":
+        if self._either and declared != "N":
             moves.append(STUCK_NERTZ)
         if self._may_call(tab):
             moves.append(CALL)
@@ -240,46 +241,43 @@ class Round:
     def _work_moves(
         self, tab: Tableau, sources: list[tuple[str, Card]], moves: list[Move]
     ) -> None:
-        """Moves onto work piles without jokers: a card fits a pile whose top is one rank higher
-        in the other colour, so index the tops by the (rank, colour) they take."""
+        """Moves onto work piles without jokers. A face-up run goes down by one in alternating
+        colours, so the one card of a run that could go onto a given top is found by
+        arithmetic (its rank fixes its place in the run), not by scanning the run."""
         work = tab.work
         downs = tab.down
         n_work = len(work)
-        takes: dict[int, list[int]] = {}
-        empties: list[int] = []
-        for j in range(n_work):
-            pile = work[j]
-            if pile:
-                top = pile[-1]
-                takes.setdefault((top.rank - 1) << 1 | (not top.red), []).append(j)
-            else:
-                empties.append(j)
+        tops: list[Card | None] = [pile[-1] if pile else None for pile in work]
         # The Nertz top and the waste top (the first sources) may go onto work piles.
         for src, c in sources[: bool(tab.nertz) + bool(tab.waste)]:
-            for j in takes.get(c.rank << 1 | c.red, ()):
-                moves.append(_TO_W[src, j])
-            for j in empties:
-                moves.append(_TO_W[src, j])
+            need = c.rank + 1
+            red = c.red
+            for j in range(n_work):
+                top = tops[j]
+                if top is None or (top.rank == need and top.red is not red):
+                    moves.append(_TO_W[src, j])
         partial = self._partial
         for k in range(n_work):
             pile = work[k]
             d = downs[k]
-            if len(pile) <= d:
+            size = len(pile)
+            if size <= d:
                 continue
             src = _PILE_NAMES[k]
-            c = pile[d]
-            for j in takes.get(c.rank << 1 | c.red, ()):
-                moves.append(_TO_W[src, j])
-            for j in empties:
-                moves.append(_TO_W[src, j])
-            if partial:
-                for i in range(d + 1, len(pile)):
-                    c = pile[i]
-                    for j in takes.get(c.rank << 1 | c.red, ()):
-                        if j != k:
-                            moves.append(_partial_move(src, j, c))
-                    for j in empties:
-                        moves.append(_partial_move(src, j, c))
+            base = pile[d].rank + d  # the card of rank r sits at index base - r
+            for j in range(n_work):
+                if j == k:
+                    continue
+                top = tops[j]
+                if top is None:
+                    moves.append(_TO_W[src, j])
+                    if partial:
+                        for i in range(d + 1, size):
+                            moves.append(_partial_move(src, j, pile[i]))
+                    continue
+                i = base - top.rank + 1
+                if d <= i < size and pile[i].red is not top.red and (i == d or partial):
+                    moves.append(_TO_W[src, j] if i == d else _partial_move(src, j, pile[i]))
 
     def _work_moves_wild(
         self, tab: Tableau, sources: list[tuple[str, Card]], moves: list[Move]
@@ -840,17 +838,19 @@ class Round:
 _PILE_NAMES: Final = ("1", "2", "3", "4", "5")
 _TO_F: Final[dict[tuple[str, int], Move]] = {}
 _TO_W: Final[dict[tuple[str, int], Move]] = {}
-for _src in ("N", "W", *_PILE_NAMES):
+_TO_F_SOURCES: Final = ("N", "W", *_PILE_NAMES)
+for _src in _TO_F_SOURCES:
     _TO_F[_src, 0] = to_foundation(_src, 0)
     for _j in range(5):
         _TO_W[_src, _j] = to_work(_src, _j + 1)
 
 
-def _to_f(src: str, number: int) -> Move:
-    move = _TO_F.get((src, number))
-    if move is None:
-        move = _TO_F[src, number] = to_foundation(src, number)
-    return move
+_MAX_FOUNDATIONS: Final = 33
+"""Foundations start only with starter cards: at most 4 a deck, 8 decks (jokers start none)."""
+_F_MOVES: Final[dict[str, list[Move]]] = {
+    src: [to_foundation(src, n) for n in range(_MAX_FOUNDATIONS + 1)] for src in _TO_F_SOURCES
+}
+"""``_F_MOVES[src][k]`` is ``src-Fk`` (k 0 is the bare ``src-F``): shared move values."""
 
 
 _PARTIAL: dict[tuple[str, int, Card], Move] = {}
