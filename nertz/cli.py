@@ -1,4 +1,4 @@
-"""The ``nertz`` command: ``replay``, ``rules`` (and, as they land, ``simulate``, ``serve``).
+"""The ``nertz`` command: ``replay``, ``rules``, ``simulate``, ``serve``, ``bot``.
 
 Bad input never shows a traceback: the command prints one line naming the problem to stderr and
 exits 2.
@@ -138,6 +138,18 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(args.host, args.port, args.db, tuple(args.allow_origin or ()))
 
 
+def _bot(args: argparse.Namespace) -> int:
+    # Imported here: the network client is needed only by this command.
+    import asyncio
+
+    from nertz.netbot import run_bot
+
+    try:
+        return asyncio.run(run_bot(args.url, args.level, args.bot, args.name, args.matches))
+    except KeyboardInterrupt:
+        return 130
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``nertz`` command."""
     parser = argparse.ArgumentParser(prog="nertz", description="Nertz: rules, replays, bots.")
@@ -160,6 +172,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-origin", action="append", metavar="ORIGIN",
                    help="another page origin allowed to open sockets (repeatable)")
     p.set_defaults(func=_serve)
+    p = sub.add_parser("bot", help="join a room over the network as a bot player")
+    p.add_argument("--url", required=True, help="the room's link (http://HOST:PORT/r/CODE)")
+    p.add_argument("--level", required=True,
+                   help="speed: beginner, casual, skilled or expert")
+    p.add_argument("--bot", default="greedy", help="random, greedy or expert (default greedy)")
+    p.add_argument("--name", default=None, help="display name (default: the level and bot)")
+    p.add_argument("--matches", type=int, default=0,
+                   help="leave after this many finished matches (default 0: stay)")
+    p.set_defaults(func=_bot)
+    from nertz.sim import cli as sim_cli
+
+    if sim_cli.add_parser not in _EXTRA_COMMANDS:
+        _EXTRA_COMMANDS.append(sim_cli.add_parser)
     for extra in _EXTRA_COMMANDS:
         extra(sub)
     return parser
@@ -170,6 +195,10 @@ _EXTRA_COMMANDS: list[Any] = []
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (2 on bad input, with a one-line message)."""
+    for stream in (sys.stdout, sys.stderr):
+        # Whatever a file holds, printing it must not crash on the terminal's encoding.
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -93,6 +93,8 @@ def loads(text: str | bytes) -> ReplayFile:
         raise ReplayError(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except UnicodeDecodeError:
         raise ReplayError("not JSON: the file is not UTF-8 text") from None
+    except RecursionError:
+        raise ReplayError("not JSON: nested too deeply") from None
     return from_json(data)
 
 
@@ -130,6 +132,10 @@ def from_json(data: object) -> ReplayFile:
     for name in players:
         if not isinstance(name, str):
             raise ReplayError(f"player name {name!r} is not text")
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ReplayError(f"player name {name!r} is not valid text") from None
     seed = data.get("seed")
     if seed is not None and not (_int(seed) or isinstance(seed, str)):
         raise ReplayError(f"seed {seed!r} must be a whole number or text")

@@ -171,7 +171,9 @@ class Option:
                 value = False
             elif low == "none" and self.nullable:
                 value = None
-            elif low.lstrip("-").isdigit() and self.low is not None:
+            elif low.lstrip("-").isdigit() and (
+                self.low is not None or any(type(c) is int for c in self.choices)
+            ):
                 value = int(low)
             else:
                 value = low

@@ -1,0 +1,156 @@
+"""Shared helpers for the property, perft and unit tests (not a test module itself).
+
+``snapshot`` takes a deep, comparable picture of a round; ``check_invariants`` asserts SPEC
+section 6; ``layout`` builds a complete layout from the few cards a test cares about, putting
+every other card of the deck into the stock in deck order.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from nertz.cards import Card, deck
+from nertz.engine import Round, valid_run
+from nertz.rules import Rules
+from nertz.state import Layout
+
+
+def c(text: str) -> Card:
+    return Card.parse(text)
+
+
+def cards(text: str) -> list[Card]:
+    return [Card.parse(t) for t in text.split()]
+
+
+def tableau_snapshot(tab: Any) -> tuple[Any, ...]:
+    return (
+        tuple(tab.nertz),
+        tuple(tuple(p) for p in tab.work),
+        tuple(tab.down),
+        tuple(tab.stock),
+        tuple(tab.waste),
+    )
+
+
+def snapshot(rnd: Round) -> tuple[Any, ...]:
+    """Everything observable about a round, as nested tuples."""
+    return (
+        tuple(tableau_snapshot(t) for t in rnd.tableaus),
+        tuple(
+            (
+                f.suit,
+                tuple(f.ranks),
+                tuple(f.cards),
+                tuple(f.owners),
+                tuple(f.times),
+                f.direction,
+                tuple(f.needs),
+            )
+            for f in rnd.foundations
+        ),
+        tuple(rnd.stuck),
+        rnd.called_by,
+        rnd.called_at,
+        rnd.ended,
+        tuple((fc.seat, fc.each, fc.t) for fc in rnd.false_calls),
+        rnd.moves_played,
+        rnd.resets,
+        tuple(tuple(map(str, rnd.legal_moves(s))) for s in range(rnd.seats)),
+    )
+
+
+def check_invariants(rnd: Round) -> None:
+    """SPEC section 6: every card once, legal foundations, legal work-pile runs."""
+    rules = rnd.rules
+    full = Counter(deck(rules.jokers))
+    owned: list[Counter[Card]] = [Counter() for _ in rnd.tableaus]
+    for f in rnd.foundations:
+        assert len(f.cards) == len(f.ranks) == len(f.owners)
+        for owner, card in zip(f.owners, f.cards, strict=True):
+            owned[owner][card] += 1
+        assert rnd.policy.is_legal_sequence(list(f.ranks)), (
+            f"foundation {[str(x) for x in f.cards]} ranks {f.ranks} is not a legal sequence"
+        )
+        for card, rank in zip(f.cards, f.ranks, strict=True):
+            if not card.is_joker:
+                assert card.suit == f.suit, f"{card} on a foundation of suit {f.suit}"
+                assert card.rank == rank
+    for seat, tab in enumerate(rnd.tableaus):
+        here = Counter(tab.all_cards()) + owned[seat]
+        assert here == full, (
+            f"seat {seat}: missing {sorted(map(str, full - here))}, "
+            f"extra {sorted(map(str, here - full))}"
+        )
+        assert len(tab.work) == rules.work_piles == len(tab.down)
+        for k, (pile, d) in enumerate(zip(tab.work, tab.down, strict=True)):
+            assert 0 <= d <= len(pile)
+            if pile:
+                assert d < len(pile), f"seat {seat} pile {k + 1}: no face-up card on top"
+            assert valid_run(pile[d:]), (
+                f"seat {seat} pile {k + 1}: {[str(x) for x in pile[d:]]} is not a run"
+            )
+
+
+def layout(
+    rules: Rules,
+    nertz: str,
+    work: Sequence[str],
+    waste: str = "",
+    stock: str | None = None,
+    exclude: Iterable[Card] = (),
+) -> Layout:
+    """A complete layout: ``nertz`` bottom to top, each work pile bottom to top (``~`` face down),
+    ``waste`` bottom to top. With ``stock`` None the stock is every other card of the deck in
+    deck order (top first); ``exclude`` names cards that are elsewhere (played to foundations by
+    setup moves are not: those must be in the layout)."""
+    used = cards(nertz) + cards(waste)
+    work_cells = []
+    for pile in work:
+        cells = []
+        for tok in pile.split():
+            up = not tok.startswith("~")
+            card = c(tok.lstrip("~"))
+            used.append(card)
+            cells.append((card, up))
+        work_cells.append(tuple(cells))
+    skip = set(used) | set(exclude)
+    if stock is None:
+        stock_cards = [x for x in deck(rules.jokers) if x not in skip]
+    else:
+        stock_cards = cards(stock)
+    return Layout(
+        nertz=tuple(cards(nertz)),
+        work=tuple(work_cells),
+        stock=tuple(stock_cards),
+        waste=tuple(cards(waste)),
+    )
+
+
+def hidden_cards(rnd: Round) -> set[tuple[int, Card]]:
+    """Every (owner, card) nobody at the table may see."""
+    out: set[tuple[int, Card]] = set()
+    for seat, tab in enumerate(rnd.tableaus):
+        out.update((seat, x) for x in tab.stock)
+        out.update((seat, x) for x in tab.nertz[:-1])
+        out.update((seat, x) for x in tab.waste[:-1])
+        for pile, d in zip(tab.work, tab.down, strict=True):
+            out.update((seat, x) for x in pile[:d])
+    return out
+
+
+def shown_cards(rnd: Round) -> set[tuple[int, Card]]:
+    """Every (owner, card) face up at the table."""
+    out: set[tuple[int, Card]] = set()
+    for seat, tab in enumerate(rnd.tableaus):
+        if tab.nertz:
+            out.add((seat, tab.nertz[-1]))
+        if tab.waste:
+            out.add((seat, tab.waste[-1]))
+        for pile, d in zip(tab.work, tab.down, strict=True):
+            out.update((seat, x) for x in pile[d:])
+    for f in rnd.foundations:
+        out.update(zip(f.owners, f.cards, strict=True))
+    return out
