@@ -1,0 +1,55 @@
+// Small DOM helpers. Text always goes in as text nodes (textContent), never as HTML:
+// players' names are user data.
+
+/** Build an element: h('button', {class: 'primary', onclick: fn}, 'Start'). */
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v == null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k === 'text') el.textContent = String(v);
+    else if (k === 'dataset') Object.assign(el.dataset, v);
+    else if (k === 'style' && typeof v === 'object') Object.assign(el.style, v);
+    else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else if (k === 'value') el.value = v;
+    else if (k === 'checked') el.checked = !!v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const c of children) {
+    if (c == null || c === false) continue;
+    if (Array.isArray(c)) append(el, c);
+    else el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+}
+
+/** Replace every child of `el`. */
+export function fill(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+/** A passing message at the bottom of the screen (also read out by screen readers). */
+export function toast(text, kind = '', ms = 2600) {
+  const box = document.getElementById('toasts');
+  if (!box) return;
+  const t = h('div', {class: 'toast ' + kind, text});
+  box.append(t);
+  while (box.children.length > 4) box.firstChild.remove();
+  setTimeout(() => t.remove(), ms);
+}
+
+/** localStorage that never throws (private modes). */
+export const store = {
+  get(key, fallback = null) {
+    try { const v = localStorage.getItem(key); return v == null ? fallback : JSON.parse(v); }
+    catch { return fallback; }
+  },
+  set(key, value) { try { localStorage.setItem(key, JSON.stringify(value)); } catch { /* full */ } },
+  remove(key) { try { localStorage.removeItem(key); } catch { /* ignore */ } },
+};

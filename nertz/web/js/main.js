@@ -1,0 +1,431 @@
+// The page's controller: routes (home, /r/CODE, ?replay=ID), the room's socket, the state
+// the server sends, one's own moves shown at once and confirmed (or rolled back) by the server.
+
+import {h, fill, toast, store} from './dom.js';
+import {api, Connection} from './net.js';
+import {applyLocal, clone, lift, parseMove} from './rules.js';
+import {TableView} from './table.js';
+import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet} from './screens.js';
+import {ReplayViewer} from './replay.js';
+import {beep, soundOn, setSound} from './sound.js';
+import {label} from './cards.js';
+
+const root = document.getElementById('app');
+
+const S = {
+  room: null,        // the room, as the server describes it
+  you: null,         // {player, name, seat, hand, host}
+  table: null,       // the table as the server last confirmed it (this seat's view)
+  result: null,      // the last round's result
+  pending: [],       // own moves sent and not yet answered: {id, move, cards}
+  latency: {},       // player id -> ms
+  countdownUntil: 0,
+  resultsHidden: false,
+  help: false,
+  status: 'open',
+  sent: 0,           // moves sent since the page loaded
+};
+
+let conn = null;
+let tableView = null;
+let replayView = null;
+let seq = 0;
+let countdownTimer = null;
+
+const app = {
+  S,
+  countdownMs: 3000,
+  botLevel: 'casual',
+  go, saveSeat, enterRoom, send, openReplay,
+  initial: (s) => seatInitial(s),
+  hideResults() { S.resultsHidden = true; render(); },
+};
+window.nertz = app;  // for the curious (and the tests): the page's state, read-only by convention
+
+// ------------------------------------------------------------------ settings
+
+document.body.classList.toggle('four-colour', store.get('nertz:four-colour', false));
+
+function toggleFourColour() {
+  const on = !document.body.classList.contains('four-colour');
+  document.body.classList.toggle('four-colour', on);
+  store.set('nertz:four-colour', on);
+  render();
+}
+
+// ------------------------------------------------------------------ routing
+
+function go(path) {
+  history.pushState({}, '', path);
+  route();
+}
+
+function teardown() {
+  if (conn) { conn.close(); conn = null; }
+  if (tableView) { tableView.destroy(); tableView = null; }
+  if (replayView) { replayView.destroy(); replayView = null; }
+  clearInterval(countdownTimer);
+  if (overlayEl) { overlayEl.remove(); overlayEl = null; }
+  overlayKey = '';
+  Object.assign(S, {room: null, you: null, table: null, result: null, pending: [], latency: {}, resultsHidden: false, help: false});
+}
+
+async function route() {
+  teardown();
+  const m = /^\/r\/([^/]+)\/?$/.exec(location.pathname);
+  const params = new URLSearchParams(location.search);
+  if (m) return enterRoom(decodeURIComponent(m[1]));
+  if (params.get('replay')) {
+    const id = params.get('replay');
+    fill(root, h('p', {class: 'loading', text: 'Loading the replay…'}));
+    try { openReplay(await api(`/api/matches/${encodeURIComponent(id)}/frames`), `match ${id}`); }
+    catch (e) { fill(root, h('div', {class: 'screen'}, h('p', {class: 'error-text', text: e.message}), h('a', {href: '/'}, 'Home'))); }
+    return;
+  }
+  document.title = 'Nertz';
+  return homeScreen(root, app);
+}
+
+window.addEventListener('popstate', route);
+
+function openReplay(frames, title) {
+  teardown();
+  document.title = 'Nertz replay';
+  replayView = new ReplayViewer(root, frames, title, app);
+}
+
+function seatKey(roomId) { return `nertz:room:${roomId}`; }
+
+/** Keep this browser's seat token for the room (reloading returns to the same seat). */
+function saveSeat(roomId, token, player) { store.set(seatKey(roomId), {token, player}); }
+
+async function enterRoom(code) {
+  teardown();
+  fill(root, h('p', {class: 'loading', text: 'Finding the room…'}));
+  let room;
+  try { room = await api(`/api/rooms/${encodeURIComponent(code)}`); }
+  catch (e) {
+    fill(root, h('div', {class: 'screen'}, h('h1', {text: 'No such room'}), h('p', {class: 'error-text', text: e.message}),
+      h('a', {href: '/', onclick: (ev) => { ev.preventDefault(); go('/'); }}, 'Home')));
+    return;
+  }
+  const seat = store.get(seatKey(room.id));
+  if (!seat || !seat.token) { joinScreen(root, app, room); return; }
+  S.room = room;
+  document.title = `Nertz · ${room.code}`;
+  conn = new Connection(room.id, seat.token, onMessage, (status) => {
+    S.status = status;
+    if (status === 'open') resendPending();
+    render();
+  });
+  conn.connect();
+  render();
+}
+
+function send(msg) {
+  if (!conn || !conn.send(msg)) toast('Not connected: trying again…', 'bad');
+}
+
+// ------------------------------------------------------------------ own moves
+
+/** Play a move: shown at once, sent with an id, confirmed by `ack` or rolled back. */
+function play(move) {
+  if (!S.table || !S.you || S.you.seat == null) return;
+  const mv = parseMove(move);
+  let cards = [];
+  if (mv && mv.kind === 'play') {
+    const tab = displayTable().tableaus[S.you.seat];
+    const pile = tab.work[Number(mv.src) - 1];
+    const index = mv.card && pile ? pile.up.indexOf(mv.card) : null;
+    cards = lift(tab, mv.src, index, S.room.options).cards;
+  }
+  const id = `m${Date.now().toString(36)}${(++seq).toString(36)}`;
+  S.pending.push({id, move, cards});
+  S.sent += 1;
+  if (conn) conn.send({type: 'play', id, move});
+  render();
+}
+
+function resendPending() {
+  for (const p of S.pending) conn.send({type: 'play', id: p.id, move: p.move});
+}
+
+function dropPending(id) {
+  const i = S.pending.findIndex((p) => p.id === id);
+  return i < 0 ? null : S.pending.splice(i, 1)[0];
+}
+
+/** The table as shown: the confirmed view plus one's own moves still in flight. */
+function displayTable() {
+  if (!S.table) return null;
+  if (!S.pending.length || S.you == null || S.you.seat == null) return S.table;
+  const t = clone(S.table);
+  for (const p of S.pending) applyLocal(t, S.you.seat, p.move, S.room.options);
+  return t;
+}
+
+// ------------------------------------------------------------------ messages
+
+function onMessage(m) {
+  switch (m.type) {
+    case 'state':
+      S.room = m.room; S.you = m.you; S.table = m.table; S.result = m.result;
+      setCountdown(m.countdown_ms);
+      break;
+    case 'caught_up':
+      S.you = m.you;
+      break;
+    case 'room':
+      S.room = m.room;
+      if (S.you) {
+        const me = m.room.players.find((p) => p.id === S.you.player);
+        if (me) S.you = {...S.you, seat: me.seat, hand: me.hand, host: m.room.host === me.id};
+      }
+      break;
+    case 'table':
+      if (S.room && S.room.phase !== m.room.phase && m.room.phase === 'countdown') {
+        S.pending = []; S.resultsHidden = false;
+        if (tableView) tableView.selection = null;
+      }
+      S.room = m.room; S.table = m.table; S.result = m.result;
+      if (S.you) {
+        const me = m.room.players.find((p) => p.id === S.you.player);
+        if (me) S.you = {...S.you, seat: me.seat, hand: me.hand, host: m.room.host === me.id};
+      }
+      setCountdown(m.countdown_ms);
+      if (m.room.phase === 'playing') beep('ok');
+      break;
+    case 'update': onUpdate(m); break;
+    case 'round_over':
+      S.result = m.result; S.room = m.room; S.resultsHidden = false; S.pending = [];
+      beep('call');
+      break;
+    case 'ack':
+      dropPending(m.id);
+      break;
+    case 'rejected': onRejected(m); break;
+    case 'error':
+      if (m.id && dropPending(m.id)) toast(m.message, 'bad');
+      else if (m.code === 'bad_token') {
+        store.remove(seatKey(S.room.id));
+        toast('This browser no longer holds a seat here: join again.', 'bad');
+        const room = S.room;
+        teardown();
+        joinScreen(root, app, room);
+        return;
+      } else toast(m.message, 'bad');
+      beep('bad');
+      break;
+    case 'latency':
+      S.latency = m.rtt || {};
+      break;
+    case 'kicked':
+      store.remove(seatKey(S.room.id));
+      toast('The host removed you from the room.', 'bad', 5000);
+      go('/');
+      return;
+    default:
+      return;
+  }
+  render();
+}
+
+function onUpdate(m) {
+  if (!S.table) return;
+  const mySeat = S.you ? S.you.seat : null;
+  const mine = mySeat != null && m.seat === mySeat;
+  if (tableView) {
+    for (const e of m.events) {
+      if (e.kind === 'moved' && e.dst === 'F' && e.seat !== mySeat) {
+        const pile = root.querySelector(`.opp[data-seat="${e.seat}"] [data-pile="${e.src}"]`);
+        const cards = pile ? pile.querySelectorAll('.card') : [];
+        const rect = cards.length ? cards[cards.length - 1].getBoundingClientRect() : null;
+        if (rect) tableView.queueFlight(`#foundations [data-pile="F${e.foundation}"] .card:not(.under)`, rect);
+      }
+    }
+  }
+  for (const tab of m.tableaus) S.table.tableaus[tab.seat] = tab;
+  for (const f of m.foundations) {
+    const i = S.table.foundations.findIndex((x) => x.number === f.number);
+    if (i >= 0) S.table.foundations[i] = f; else S.table.foundations.push(f);
+  }
+  S.table.ended = m.ended;
+  S.table.called_by = m.called_by;
+  if (mine) {
+    // The update carrying our own move comes just before its ack: stop showing it twice.
+    const i = S.pending.findIndex((p) => p.move === m.move);
+    if (i >= 0) S.pending.splice(i, 1);
+    if (m.move.endsWith('-F') || /-F\d/.test(m.move)) beep('foundation'); else beep('ok');
+  } else if (m.events.some((e) => e.kind === 'moved' && e.dst === 'F')) {
+    beep('other');
+  }
+  for (const e of m.events) {
+    if (e.kind === 'reset') toast('Everyone was stuck: the stocks were turned and rotated.', '', 3500);
+    if (e.kind === 'called') toast(`${seatName(e.seat)}: ${e.word}!`, 'good', 3500);
+    if (e.kind === 'false_call') toast(`${seatName(e.seat)} called too soon: ${e.count} cards back on the Nertz pile`, 'bad', 3500);
+    if (e.kind === 'ended' && e.reason === 'blocked') toast('Nobody can play on: the round is blocked.', '', 3500);
+  }
+}
+
+function onRejected(m) {
+  const p = S.pending.find((x) => x.id === m.id);
+  let rect = null;
+  if (p && p.cards.length) {
+    const code = p.cards[0];
+    const shown = [...root.querySelectorAll(`#foundations .card[data-card="${code}"][data-owner="${S.you.seat}"], #me .card[data-card="${code}"]`)];
+    if (shown.length) rect = shown[shown.length - 1].getBoundingClientRect();
+  }
+  dropPending(m.id);
+  if (m.race) {
+    toast(`Beaten by ${m.race.winner_name} by ${m.race.margin_ms} ms`, 'bad', 3000);
+    beep('race');
+  } else {
+    toast(m.error ? `Not allowed: ${m.error}` : 'Not allowed', 'bad');
+    beep('bad');
+  }
+  if (rect && tableView && p) tableView.queueFlight(`#me .card[data-card="${p.cards[0]}"]`, rect);
+}
+
+function setCountdown(ms) {
+  clearInterval(countdownTimer);
+  S.countdownUntil = ms ? performance.now() + ms : 0;
+  if (ms) countdownTimer = setInterval(render, 200);
+}
+
+// ------------------------------------------------------------------ names and seats
+
+function seatPlayers(seat) {
+  return S.room ? S.room.players.filter((p) => p.seat === seat) : [];
+}
+
+function seatName(seat) {
+  const ps = seatPlayers(seat);
+  return ps.length ? ps.map((p) => p.name).join(' & ') : `Seat ${seat + 1}`;
+}
+
+/** The letter on a seat's owner mark: the name's initial, or the seat number when two seats
+ *  share an initial (the mark must tell seats apart without colour). */
+function seatInitial(seat) {
+  const first = (s) => (seatName(s).trim()[0] || '').toUpperCase();
+  const mine = first(seat);
+  const seats = S.room ? S.room.seats : 0;
+  for (let s = 0; s < seats; s++) if (s !== seat && first(s) === mine) return String(seat + 1);
+  return mine || String(seat + 1);
+}
+
+function seatLatency(seat) {
+  if (S.you && seat === S.you.seat && conn && conn.rtt != null) return Math.round(conn.rtt);
+  const vals = seatPlayers(seat).map((p) => S.latency[p.id]).filter((v) => v != null);
+  return vals.length ? Math.max(...vals) : null;
+}
+
+// ------------------------------------------------------------------ drawing
+
+function topbar() {
+  const room = S.room;
+  const match = room.match;
+  const word = room.options.call_word || 'Nertz';
+  const totals = match ? match.totals.map((v, s) => `${seatName(s)} ${v}`).join(' · ') : '';
+  return [
+    h('span', {class: 'title', text: 'Nertz'}),
+    h('span', {class: 'pill', title: 'Room code'}, 'Room ', h('strong', {text: room.code})),
+    match ? h('span', {class: 'pill', id: 'round-no', text: `Round ${match.round}`}) : null,
+    totals ? h('span', {class: 'pill', id: 'totals', text: totals}) : null,
+    S.status !== 'open' ? h('span', {class: 'pill warn', text: 'Reconnecting…'}) : null,
+    S.you && S.you.seat == null ? h('span', {class: 'pill', text: 'Watching'}) : null,
+    h('span', {class: 'spacer'}),
+    S.result && S.resultsHidden && (room.phase === 'round_over' || room.phase === 'match_over')
+      ? h('button', {onclick: () => { S.resultsHidden = false; render(); }}, 'Results') : null,
+    h('button', {id: 'sound', 'aria-pressed': String(soundOn()), onclick: () => { setSound(!soundOn()); render(); }},
+      soundOn() ? 'Sound on' : 'Sound off'),
+    h('button', {id: 'four-colour', 'aria-pressed': String(document.body.classList.contains('four-colour')), onclick: toggleFourColour,
+      title: 'Four-colour deck: spades black, hearts red, diamonds blue, clubs green'}, 'Four colours'),
+    h('button', {id: 'help-btn', onclick: toggleHelp, 'aria-keyshortcuts': '?'}, 'Keys (?)'),
+    h('a', {href: '/', onclick: (e) => { e.preventDefault(); go('/'); }, title: `Leave (your seat waits for you) · call word: ${word}`}, 'Leave'),
+  ];
+}
+
+function toggleHelp() { S.help = !S.help; render(); }
+
+function render() {
+  if (replayView || !S.room) return;
+  const room = S.room;
+  if (room.phase === 'lobby' || (!S.table && room.phase !== 'countdown')) {
+    if (tableView) { tableView.destroy(); tableView = null; }
+    lobbyScreen(root, app);
+    overlays();
+    return;
+  }
+  if (!tableView) {
+    tableView = new TableView(root, {
+      get seat() { return S.you ? S.you.seat : null; },
+      get options() { return S.room.options; },
+      names: seatName,
+      initial: seatInitial,
+      latency: seatLatency,
+      play,
+      onHelp: toggleHelp,
+      topbar,
+      get phase() { return S.room.phase; },
+      get callWord() { return S.room.options.call_word || 'Nertz'; },
+    });
+  }
+  const shown = displayTable();
+  const four = document.body.classList.contains('four-colour');
+  let banner = '';
+  if (room.phase === 'countdown') banner = 'Get ready…';
+  else if (shown && shown.ended === 'nertz' && shown.called_by != null) banner = `${seatName(shown.called_by)} called ${room.options.call_word || 'Nertz'}!`;
+  else if (shown && shown.ended === 'blocked') banner = 'The round is blocked.';
+  tableView.render(shown, {
+    pending: S.pending.length,
+    banner,
+    topKey: [room.phase, room.match, S.status, soundOn(), four, S.resultsHidden, !!S.result,
+      room.players.map((p) => [p.name, p.seat]), S.you && S.you.seat],
+  });
+  const left = S.countdownUntil - performance.now();
+  if (room.phase === 'countdown' && left > 0) tableView.showCountdown(String(Math.ceil(left / 1000)));
+  else { tableView.showCountdown(''); if (room.phase !== 'countdown') clearInterval(countdownTimer); }
+  overlays();
+}
+
+let overlayEl = null;
+let overlayKey = '';
+
+function overlays() {
+  const room = S.room;
+  let key = '';
+  let sheet = null;
+  if (S.help) {
+    key = 'help';
+    sheet = () => helpSheet(toggleHelp);
+  } else if (S.result && !S.resultsHidden && (room.phase === 'round_over' || room.phase === 'match_over')) {
+    key = JSON.stringify(['results', S.result, room.phase, room.players.map((p) => p.name), S.you && S.you.host]);
+    sheet = () => resultsSheet(app, S.result, seatName, S.you ? S.you.seat : null);
+  }
+  if (key === overlayKey && (!key || (overlayEl && overlayEl.isConnected))) return;
+  overlayKey = key;
+  if (overlayEl) { overlayEl.remove(); overlayEl = null; }
+  if (!sheet) return;
+  // A click beside the help closes it; the results stay until asked (a drag released late
+  // must not dismiss them).
+  overlayEl = h('div', {class: 'overlay', onclick: (e) => { if (e.target === overlayEl && S.help) closeOverlay(); }}, sheet());
+  document.body.append(overlayEl);
+  // Focus the dialog's title, not a button: a key still held from play must not press one.
+  const title = overlayEl.querySelector('h2');
+  if (title) { title.tabIndex = -1; title.focus(); }
+}
+
+function closeOverlay() {
+  if (S.help) S.help = false; else S.resultsHidden = true;
+  render();
+}
+
+document.addEventListener('keydown', (e) => {
+  if (e.key === 'Escape' && overlayEl) { e.preventDefault(); closeOverlay(); }
+  else if (e.key === '?' && !tableView && S.room && !(e.target && /INPUT|SELECT|TEXTAREA/.test(e.target.tagName))) toggleHelp();
+});
+
+// Label for screen readers on what the page is showing (kept short).
+export function describeCard(code) { return label(code); }
+
+route();

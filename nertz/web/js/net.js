@@ -1,0 +1,90 @@
+// Talking to the server: JSON over HTTP for rooms, one WebSocket for play (docs/protocol.md).
+
+/** Call the HTTP API; throws Error(message) with the server's own words on a 4xx. */
+export async function api(path, body) {
+  const init = body === undefined ? {} : {
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  };
+  const res = await fetch(path, init);
+  let data = null;
+  try { data = await res.json(); } catch { data = null; }
+  if (!res.ok) throw new Error((data && data.error) || `${res.status} ${res.statusText}`);
+  return data;
+}
+
+/**
+ * One room's socket. Says hello with the seat token, keeps the last version seen so a
+ * reconnect asks only for what it missed (`since`), measures the round trip every 2 s and
+ * reports it (`rtt`) for the table's latency display. Reconnects with back-off.
+ */
+export class Connection {
+  constructor(roomId, token, onMessage, onStatus) {
+    this.roomId = roomId;
+    this.token = token;
+    this.onMessage = onMessage;
+    this.onStatus = onStatus || (() => {});
+    this.v = null;          // last version seen; null until the first full state in this page
+    this.rtt = null;
+    this.ws = null;
+    this.closed = false;
+    this.retry = 0;
+    this.pingTimer = null;
+    this.seq = 0;
+  }
+
+  connect() {
+    if (this.closed) return;
+    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const ws = new WebSocket(`${proto}//${location.host}/ws/${encodeURIComponent(this.roomId)}`);
+    this.ws = ws;
+    ws.onopen = () => {
+      this.retry = 0;
+      const hello = {type: 'hello', token: this.token};
+      if (this.v != null) hello.since = this.v;
+      ws.send(JSON.stringify(hello));
+      this.onStatus('open');
+      this.ping();
+      clearInterval(this.pingTimer);
+      this.pingTimer = setInterval(() => this.ping(), 2000);
+    };
+    ws.onmessage = (ev) => {
+      let msg;
+      try { msg = JSON.parse(ev.data); } catch { return; }
+      if (typeof msg.v === 'number') this.v = msg.v;
+      if (msg.type === 'pong') {
+        this.rtt = Math.max(0, performance.now() - msg.sent);
+      }
+      this.onMessage(msg);
+    };
+    ws.onclose = () => {
+      clearInterval(this.pingTimer);
+      if (this.ws !== ws || this.closed) return;
+      this.onStatus('closed');
+      const wait = Math.min(5000, 300 * 2 ** this.retry++);
+      setTimeout(() => this.connect(), wait);
+    };
+  }
+
+  get open() { return this.ws && this.ws.readyState === WebSocket.OPEN; }
+
+  /** Send a message; false if the socket is not open (the caller may retry later). */
+  send(msg) {
+    if (!this.open) return false;
+    this.ws.send(JSON.stringify(msg));
+    return true;
+  }
+
+  ping() {
+    const msg = {type: 'ping', id: 'p' + (++this.seq), sent: performance.now()};
+    if (this.rtt != null) msg.rtt = Math.round(this.rtt);
+    this.send(msg);
+  }
+
+  close() {
+    this.closed = true;
+    clearInterval(this.pingTimer);
+    if (this.ws) this.ws.close();
+  }
+}

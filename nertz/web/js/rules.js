@@ -1,0 +1,201 @@
+// What the page can work out from the visible table, the same way the engine does: which
+// foundation a card fits, which work pile takes it, where a card is best sent, and how a
+// move changes the view (for showing one's own move at once, before the server confirms).
+// The server remains the judge: anything unsure is simply sent and decided there.
+
+import {parse} from './cards.js';
+
+const UP = 1, DOWN = -1;
+
+/** The growth family and starter rank of a `foundation` option value. */
+export function policy(options) {
+  const name = (options && options.foundation) || 'up';
+  if (name === 'up') return {family: 'up', starter: 1};
+  if (name === 'swinging_door' || name === 'double_swinging_door') return {family: name, starter: 1};
+  return {family: 'starter9', starter: 9};
+}
+
+/** Ranks that fit on a pile holding `ranks` (bottom first): nertz.foundations.next_ranks. */
+export function nextRanks(pol, ranks, direction) {
+  const last = ranks[ranks.length - 1];
+  switch (pol.family) {
+    case 'up': return last < 13 ? [last + 1] : [];
+    case 'swinging_door':
+      if (ranks.length === 1) return [2, 13];
+      if (direction === UP) return last < 13 ? [last + 1] : [];
+      return last > 2 ? [last - 1] : [];
+    case 'double_swinging_door': {
+      if (last === 1) return direction === DOWN ? [13, 2] : [2, 13];
+      const up = last < 13 ? last + 1 : 2, down = last > 2 ? last - 1 : 13;
+      return direction === DOWN ? [down, up] : [up, down];
+    }
+    default:
+      if (ranks.length === 1) return [10, 8];
+      if (last === 3) return [];
+      if (direction === UP) return [({13: 1, 1: 2, 2: 3})[last] || last + 1];
+      return [last - 1];
+  }
+}
+
+function directionAfter(pol, ranks, direction, rank) {
+  if (pol.family === 'up') return UP;
+  if (pol.family === 'double_swinging_door') {
+    const last = ranks[ranks.length - 1];
+    if (last === 1) return rank === 2 ? UP : DOWN;
+    return rank === (last < 13 ? last + 1 : 2) ? UP : DOWN;
+  }
+  if (ranks.length === 1) return rank === (pol.family === 'swinging_door' ? 2 : 10) ? UP : DOWN;
+  return direction;
+}
+
+/** What a foundation (view JSON) needs next: {suit, needs: [ranks]}. Jokers stand for the
+ *  first rank that fitted, as in the engine. */
+export function foundationNeeds(f, pol) {
+  const ranks = [];
+  let direction = 0, suit = '';
+  for (const code of f.cards) {
+    const c = parse(code);
+    if (!c) continue;
+    let rank = c.rank;
+    if (!suit && !c.joker) suit = c.suit;
+    if (c.joker) rank = ranks.length ? nextRanks(pol, ranks, direction)[0] : pol.starter;
+    if (ranks.length) direction = directionAfter(pol, ranks, direction, rank);
+    ranks.push(rank);
+  }
+  if (!ranks.length || f.finished) return {suit, needs: []};
+  return {suit, needs: nextRanks(pol, ranks, direction)};
+}
+
+/** The foundation number a card fits (the lowest), 'new' for a starter, or null. */
+export function fitFoundation(code, foundations, options) {
+  const c = parse(code);
+  if (!c) return null;
+  const pol = policy(options);
+  if (c.joker) {
+    const open = foundations.find((f) => !f.finished && f.cards.length);
+    return open ? open.number : null;
+  }
+  if (c.rank === pol.starter) return 'new';
+  for (const f of [...foundations].sort((a, b) => a.number - b.number)) {
+    const {suit, needs} = foundationNeeds(f, pol);
+    if (suit === c.suit && needs.includes(c.rank)) return f.number;
+  }
+  return null;
+}
+
+/** Whether `code` (the bottom card of what moves) may go onto work pile `pile` ({down, up}). */
+export function fitsWork(code, pile) {
+  const up = pile.up || [];
+  if (!up.length) return pile.down === 0 || pile.down == null;
+  const c = parse(code), t = parse(up[up.length - 1]);
+  if (!c || !t) return false;
+  if (c.joker || t.joker) return true;  // the server knows what a joker stands for
+  return c.rank === t.rank - 1 && c.red !== t.red;
+}
+
+/**
+ * Where a card is best sent (click, double-click, Enter): a foundation first, then a work pile.
+ * `src` is 'N', 'W' or '1'..'5'; `index` the card's place in a work pile's face-up run
+ * (null: its top card). Returns a move text or null.
+ */
+export function bestMove(tab, foundations, options, src, index = null) {
+  const {cards, text} = lift(tab, src, index, options);
+  if (!cards.length) return null;
+  if (cards.length === 1 && fitFoundation(cards[0], foundations, options) != null) return `${src}-F`;
+  const piles = tab.work.map((p, i) => ({p, n: String(i + 1)})).filter(({n}) => n !== src);
+  // A non-empty pile that takes it first; an empty pile only for a card that leaves the
+  // Nertz pile or the waste, or a run that uncovers something.
+  const fit = piles.find(({p}) => p.up.length && fitsWork(cards[0], p));
+  if (fit) return `${text}-${fit.n}`;
+  const uncovers = src === 'N' || src === 'W' || (index || 0) > 0 ||
+    (tab.work[Number(src) - 1] && tab.work[Number(src) - 1].down > 0);
+  const empty = piles.find(({p}) => !p.up.length && !p.down);
+  if (empty && uncovers) return `${text}-${empty.n}`;
+  return null;
+}
+
+/** The cards a pick-up from `src` takes and the move text naming them. */
+export function lift(tab, src, index, options) {
+  if (src === 'N') return {cards: tab.nertz_top ? [tab.nertz_top] : [], text: 'N'};
+  if (src === 'W') return {cards: tab.waste_top ? [tab.waste_top] : [], text: 'W'};
+  const pile = tab.work[Number(src) - 1];
+  if (!pile || !pile.up.length) return {cards: [], text: src};
+  let i = index == null ? pile.up.length - 1 : index;
+  if (options && options.move_partial_runs === false) i = 0;
+  const cards = pile.up.slice(i);
+  return {cards, text: i === 0 ? src : `${src}:${pile.up[i]}`};
+}
+
+/** Read a move text: {kind: 'play', src, card, dst, fnum} | {kind: 'T'|'STUCK'|'NERTZ'} | null. */
+export function parseMove(text) {
+  const m = /^(N|W|[1-5])(?::([A-Z0-9]{2}))?-(F(\d*)|[1-5])$/.exec(text);
+  if (m) return {kind: 'play', src: m[1], card: m[2] || null, dst: m[3][0] === 'F' ? 'F' : m[3], fnum: m[4] ? Number(m[4]) : null};
+  if (text === 'T') return {kind: 'T'};
+  if (text.startsWith('STUCK')) return {kind: 'STUCK', pile: text.split(' ')[1] || 'S'};
+  if (text === 'NERTZ') return {kind: 'NERTZ'};
+  return null;
+}
+
+/** A deep copy of a table view (plain JSON). */
+export function clone(table) { return JSON.parse(JSON.stringify(table)); }
+
+/**
+ * Show seat `seat`'s move at once on a copy of the table view: the cards leave their pile and
+ * land where the server will put them. Cards this seat cannot see yet (under the Nertz top or
+ * the waste top, a face-down work card) show face down until the server's update comes.
+ * Returns false if the move cannot be shown (it is still sent; the server decides).
+ */
+export function applyLocal(table, seat, text, options) {
+  const mv = parseMove(text);
+  const tab = table.tableaus[seat];
+  if (!mv || !tab) return false;
+  if (mv.kind === 'STUCK') { tab.stuck = mv.pile; return true; }
+  if (mv.kind !== 'play') return false;
+  let cards;
+  if (mv.src === 'N') {
+    if (!tab.nertz_top) return false;
+    cards = [tab.nertz_top];
+    tab.nertz_count -= 1;
+    tab.nertz_top = null;
+    tab.nertz_hidden = tab.nertz_count > 0;
+  } else if (mv.src === 'W') {
+    if (!tab.waste_top) return false;
+    cards = [tab.waste_top];
+    tab.waste_count -= 1;
+    tab.waste_top = null;
+    tab.waste_hidden = tab.waste_count > 0;
+  } else {
+    const pile = tab.work[Number(mv.src) - 1];
+    if (!pile || !pile.up.length) return false;
+    let i = 0;
+    if (mv.card) { i = pile.up.indexOf(mv.card); if (i < 0) return false; }
+    if (mv.dst === 'F') i = pile.up.length - 1;
+    cards = pile.up.splice(i);
+    if (!pile.up.length && pile.down > 0) { pile.down -= 1; pile.hidden_top = true; }
+  }
+  tab.stuck = '';
+  if (mv.dst === 'F') {
+    let num = mv.fnum;
+    if (num == null) num = fitFoundation(cards[0], table.foundations, options);
+    if (num === 'new' || num == null) {
+      const next = table.foundations.reduce((m, f) => Math.max(m, f.number), 0) + 1;
+      table.foundations.push({number: next, cards: [cards[0]], owners: [seat], finished: false, local: true});
+    } else {
+      const f = table.foundations.find((x) => x.number === num);
+      if (!f) return false;
+      f.cards.push(cards[0]);
+      f.owners.push(seat);
+    }
+  } else {
+    const pile = tab.work[Number(mv.dst) - 1];
+    if (!pile) return false;
+    pile.up.push(...cards);
+  }
+  return true;
+}
+
+/** Whether this seat may call now (manual call, own Nertz pile empty, round not over). */
+export function canCall(table, seat, options) {
+  const tab = table && table.tableaus[seat];
+  return !!tab && !table.ended && options && options.call === 'manual' && tab.nertz_count === 0;
+}

@@ -1,0 +1,373 @@
+// The screens around the table: home (create or join a room), joining, the lobby, round results
+// with match standings, and the keyboard help. Names are always inserted as text.
+
+import {h, fill, toast, store} from './dom.js';
+import {ownerMark} from './cards.js';
+import {api} from './net.js';
+
+// ------------------------------------------------------------------ home
+
+/** Parse an option's `describe` ("one of 4, 5", "one of 1..20", "one of card_points, 0..1000"). */
+function choices(describe) {
+  const body = describe.replace(/^one of /, '');
+  const parts = body.split(', ');
+  if (parts.every((p) => !p.includes('..') && p !== 'any word')) return {kind: 'select', values: parts};
+  if (parts.length === 1 && /^\d+\.\.\d+$/.test(parts[0])) {
+    const [min, max] = parts[0].split('..').map(Number);
+    return {kind: 'number', min, max};
+  }
+  return {kind: 'text', hint: body};
+}
+
+function shownValue(v) {
+  if (v === true) return 'on';
+  if (v === false) return 'off';
+  if (v === null) return 'none';
+  return String(v);
+}
+
+function wireValue(text, def) {
+  if (typeof def === 'boolean') return text === 'on';
+  if (text === 'none') return null;
+  if (/^-?\d+$/.test(text)) return Number(text);
+  return text;
+}
+
+/** The home screen: create a room from a preset (options editable), join by code, watch a file. */
+export async function homeScreen(root, app) {
+  const name = h('input', {id: 'name', maxlength: '24', autocomplete: 'nickname', value: store.get('nertz:name', ''), placeholder: 'Your name'});
+  const err = h('p', {class: 'error-text', role: 'alert'});
+  fill(root, h('div', {class: 'screen', id: 'home'},
+    h('h1', {class: 'brand'}, 'Nertz ', h('small', {text: 'Nerts, Pounce: everyone plays at once'})),
+    h('div', {class: 'panel'}, h('label', {class: 'field'}, h('span', {text: 'Your name (shown to the table)'}), name)),
+    h('p', {text: 'Loading the rule presets…'})));
+  let presets;
+  try { presets = await api('/api/presets'); }
+  catch (e) { err.textContent = e.message; root.append(err); return; }
+  const preset = h('select', {id: 'preset', 'aria-describedby': 'preset-summary'},
+    presets.presets.map((p) => h('option', {value: p.name, text: `${p.name} (${p.source})`})));
+  const summary = h('p', {class: 'summary', id: 'preset-summary'});
+  const seats = h('input', {id: 'seats', type: 'number', min: '2', max: '8', value: '4'});
+  const grid = h('div', {class: 'options-grid'});
+  const inputs = {};
+  for (const o of presets.options) {
+    const c = choices(o.describe);
+    let input;
+    if (c.kind === 'select') input = h('select', {name: o.name}, c.values.map((v) => h('option', {value: v, text: v})));
+    else if (c.kind === 'number') input = h('input', {name: o.name, type: 'number', min: String(c.min), max: String(c.max)});
+    else input = h('input', {name: o.name, type: 'text', placeholder: c.hint});
+    inputs[o.name] = {input, opt: o};
+    const wrap = h('label', {class: 'field', title: `${o.doc} (source ${o.source})`},
+      h('span', {}, h('code', {text: o.name}), ' ', h('span', {class: 'muted small', text: o.doc})), input);
+    input.addEventListener('input', () => mark());
+    grid.append(wrap);
+  }
+  const current = () => presets.presets.find((p) => p.name === preset.value);
+  const load = () => {
+    const p = current();
+    summary.textContent = p.summary;
+    for (const [k, {input}] of Object.entries(inputs)) input.value = shownValue(p.options[k]);
+    mark();
+  };
+  const changed = () => {
+    const p = current();
+    const out = {};
+    for (const [k, {input}] of Object.entries(inputs)) {
+      if (input.value.trim() !== shownValue(p.options[k])) out[k] = wireValue(input.value.trim(), p.options[k]);
+    }
+    return out;
+  };
+  const mark = () => {
+    const diff = changed();
+    for (const [k, {input}] of Object.entries(inputs)) input.closest('label').classList.toggle('changed', k in diff);
+    const n = Object.keys(diff).length;
+    count.textContent = n ? `${n} changed from the preset` : 'as the preset';
+  };
+  const count = h('span', {class: 'muted small'});
+  preset.addEventListener('change', load);
+  const create = h('button', {class: 'primary', id: 'create'}, 'Create room');
+  create.addEventListener('click', async () => {
+    err.textContent = '';
+    const nm = name.value.trim();
+    if (!nm) { err.textContent = 'Type your name first.'; name.focus(); return; }
+    store.set('nertz:name', nm);
+    const diff = changed();
+    const rules = Object.keys(diff).length ? {preset: preset.value, ...diff} : preset.value;
+    create.disabled = true;
+    try {
+      const r = await api('/api/rooms', {rules, seats: Number(seats.value), name: nm});
+      app.saveSeat(r.room, r.token, r.player);
+      app.go(`/r/${r.code}`);
+    } catch (e) {
+      err.textContent = e.message;
+    } finally { create.disabled = false; }
+  });
+  const code = h('input', {id: 'join-code', placeholder: 'Room code', autocapitalize: 'characters', maxlength: '32'});
+  const join = h('button', {id: 'join', class: 'primary'}, 'Join');
+  const doJoin = () => {
+    const c = code.value.trim().replace(/^.*\/r\//, '');
+    if (!c) { err.textContent = 'Type the room code from the share link.'; return; }
+    if (name.value.trim()) store.set('nertz:name', name.value.trim());
+    app.go(`/r/${encodeURIComponent(c)}`);
+  };
+  join.addEventListener('click', doJoin);
+  code.addEventListener('keydown', (e) => { if (e.key === 'Enter') doJoin(); });
+  const file = h('input', {type: 'file', id: 'replay-file', accept: '.json,application/json'});
+  file.addEventListener('change', async () => {
+    const f = file.files[0];
+    if (!f) return;
+    try {
+      const frames = await api('/api/replays/frames', await f.text());
+      app.openReplay(frames, f.name);
+    } catch (e) { err.textContent = `That replay could not be read: ${e.message}`; }
+  });
+  fill(root, h('div', {class: 'screen', id: 'home'},
+    h('h1', {class: 'brand'}, 'Nertz ', h('small', {text: 'Nerts, Pounce: everyone plays at once'})),
+    err,
+    h('div', {class: 'panel'},
+      h('label', {class: 'field'}, h('span', {text: 'Your name (shown to the table)'}), name)),
+    h('div', {class: 'panel'},
+      h('h2', {text: 'Create a room'}),
+      h('div', {class: 'row'},
+        h('label', {class: 'field grow'}, h('span', {text: 'Rules'}), preset),
+        h('label', {class: 'field'}, h('span', {text: 'Seats (2 to 8)'}), seats)),
+      summary,
+      h('details', {}, h('summary', {}, 'Options ', count), grid),
+      h('p', {}, create)),
+    h('div', {class: 'panel'},
+      h('h2', {text: 'Join a room'}),
+      h('div', {class: 'row'}, code, join)),
+    h('div', {class: 'panel'},
+      h('h2', {text: 'Watch a replay file'}),
+      h('p', {class: 'muted small', text: 'A *.nertz.json file: step through every move of its rounds.'}),
+      file)));
+  load();
+}
+
+// ------------------------------------------------------------------ joining
+
+/** A room this browser holds no seat in: join with a name (or watch). */
+export function joinScreen(root, app, room) {
+  const name = h('input', {id: 'name', maxlength: '24', value: store.get('nertz:name', ''), placeholder: 'Your name'});
+  const err = h('p', {class: 'error-text', role: 'alert'});
+  const go = async (spectator) => {
+    const nm = name.value.trim();
+    if (!nm) { err.textContent = 'Type your name first.'; name.focus(); return; }
+    store.set('nertz:name', nm);
+    try {
+      const r = await api(`/api/rooms/${encodeURIComponent(room.id)}/join`, {name: nm, spectator});
+      app.saveSeat(r.room, r.token, r.player);
+      app.enterRoom(room.code);
+    } catch (e) { err.textContent = e.message; }
+  };
+  const seated = room.players.filter((p) => p.seat != null).length;
+  const join = h('button', {class: 'primary', id: 'join-room', onclick: () => go(false)},
+    room.phase === 'lobby' ? 'Take a seat' : 'Join (watch until a seat is free)');
+  name.addEventListener('keydown', (e) => { if (e.key === 'Enter') go(false); });
+  fill(root, h('div', {class: 'screen', id: 'join-screen'},
+    h('h1', {class: 'brand', text: 'Nertz'}),
+    h('div', {class: 'panel'},
+      h('h2', {}, 'Room ', h('span', {class: 'code', text: room.code})),
+      h('p', {text: `${seated} of ${room.seats} seats taken · ${rulesText(room)}`}),
+      h('ul', {}, room.players.map((p) => h('li', {text: p.name + (p.bot ? ` (${p.level} bot)` : '')}))),
+      h('label', {class: 'field'}, h('span', {text: 'Your name'}), name),
+      err,
+      h('div', {class: 'row'}, join, h('button', {onclick: () => go(true)}, 'Watch'),
+        h('a', {href: '/', onclick: (e) => { e.preventDefault(); app.go('/'); }}, 'Home')))));
+  name.focus();
+}
+
+/** The room's rules in words: the preset and any option set on top of it. */
+export function rulesText(room) {
+  const spec = room.rules;
+  if (typeof spec === 'string') return `rules: ${spec}`;
+  const extra = Object.entries(spec).filter(([k]) => k !== 'preset').map(([k, v]) => `${k} ${shownValue(v)}`);
+  return `rules: ${spec.preset}${extra.length ? ' with ' + extra.join(', ') : ''}`;
+}
+
+// ------------------------------------------------------------------ lobby
+
+/** The lobby: seats (teams), bots, share link, ready and start. */
+export function lobbyScreen(root, app) {
+  const {room, you} = app.S;
+  const isHost = you && you.host;
+  const teams = room.options.teams !== 'off';
+  const link = `${location.origin}/r/${room.code}`;
+  const linkBox = h('input', {id: 'share-link', readonly: true, value: link, 'aria-label': 'Share link'});
+  const copy = h('button', {id: 'copy-link', onclick: async () => {
+    try { await navigator.clipboard.writeText(link); }
+    catch { linkBox.select(); document.execCommand && document.execCommand('copy'); }
+    toast('Link copied', 'good');
+  }}, 'Copy link');
+  const seatsList = h('ul', {class: 'seats', id: 'seats'});
+  const empties = [];
+  for (let s = 0; s < room.seats; s++) {
+    for (const hand of teams ? [0, 1] : [0]) {
+      const p = room.players.find((q) => q.seat === s && (q.hand || 0) === hand);
+      if (!p) empties.push(s);
+      const label = teams ? `Seat ${s + 1}${hand ? ' (partner)' : ''}` : `Seat ${s + 1}`;
+      const li = h('li', {class: 'seat', dataset: {seat: String(s), hand: String(hand)}},
+        ownerMark(s, app.initial(s)),
+        h('span', {class: 'muted', text: label}));
+      if (p) {
+        const who = h('span', {class: 'who'}, h('span', {class: 'player-name', text: p.name}));
+        if (p.id === room.host) who.append(h('span', {class: 'tag', text: 'host'}));
+        if (you && p.id === you.player) who.append(h('span', {class: 'tag', text: 'you'}));
+        if (p.bot) who.append(h('span', {class: 'tag', text: `${p.level} bot`}));
+        else who.append(h('span', {class: 'tag ' + (p.connected ? 'ok' : 'off'), text: p.connected ? (p.vacant ? 'vacant' : 'here') : 'away'}));
+        if (!p.bot && p.ready) who.append(h('span', {class: 'tag ok', text: 'ready'}));
+        li.append(who);
+        if (isHost && p.id !== you.player) {
+          li.append(h('button', {class: 'danger', onclick: () => app.send({type: 'kick', player: p.id})}, 'Remove'));
+          li.append(seatPicker(app, p, room));
+        }
+      } else {
+        li.append(h('span', {class: 'who muted', text: 'empty'}));
+        if (isHost && hand === 0) li.append(botAdder(app, s));
+      }
+      seatsList.append(li);
+    }
+  }
+  const watchers = room.players.filter((p) => p.seat == null);
+  const me = you && room.players.find((p) => p.id === you.player);
+  const ready = h('button', {id: 'ready', 'aria-pressed': me && me.ready ? 'true' : 'false',
+    onclick: () => app.send({type: 'ready', ready: !(me && me.ready)})}, me && me.ready ? 'Ready ✓ (click to undo)' : "I'm ready");
+  const full = empties.length === 0;
+  const start = isHost ? h('button', {class: 'primary', id: 'start', disabled: !full,
+    onclick: () => app.send({type: 'start', countdown_ms: app.countdownMs})},
+  full ? 'Start the match' : `Fill every seat to start (${empties.length} empty)`) : null;
+  fill(root, h('div', {class: 'screen', id: 'lobby'},
+    h('div', {class: 'row'}, h('h1', {class: 'grow'}, 'Room ', h('span', {class: 'code', id: 'room-code', text: room.code})),
+      h('a', {href: '/', onclick: (e) => { e.preventDefault(); app.go('/'); }}, 'Home')),
+    h('p', {class: 'muted', text: rulesText(room)}),
+    h('div', {class: 'panel'},
+      h('h2', {text: 'Invite friends'}),
+      h('div', {class: 'share'}, linkBox, copy),
+      h('p', {class: 'small muted'}, 'Or give them the code ', h('strong', {text: room.code}), '.')),
+    h('div', {class: 'panel'},
+      h('h2', {text: `Seats (${room.seats})${teams ? ': teams of two' : ''}`}),
+      seatsList,
+      watchers.length ? h('p', {class: 'small'}, 'Watching: ', watchers.map((p, i) => [i ? ', ' : '', h('span', {text: p.name})])) : null,
+      h('div', {class: 'actions'}, you && you.seat != null ? ready : null, start,
+        isHost ? null : h('span', {class: 'muted small', text: 'The host starts the match.'}))),
+    matchesPanel(app, room)));
+}
+
+function botAdder(app, seat) {
+  const level = h('select', {'aria-label': `Bot level for seat ${seat + 1}`, class: 'bot-level'},
+    ['beginner', 'casual', 'skilled', 'expert'].map((l) => h('option', {value: l, text: l})));
+  level.value = app.botLevel || 'casual';
+  return h('span', {class: 'row'}, level, h('button', {class: 'add-bot', onclick: () => {
+    app.botLevel = level.value;
+    app.send({type: 'add_bot', seat, level: level.value, bot: 'greedy'});
+  }}, 'Add bot'));
+}
+
+function seatPicker(app, p, room) {
+  const sel = h('select', {'aria-label': `Move ${p.name}`},
+    h('option', {value: '', text: 'Move to…'}),
+    Array.from({length: room.seats}, (_, s) => h('option', {value: String(s), text: `seat ${s + 1}`})),
+    p.bot ? null : h('option', {value: 'watch', text: 'watching'}));
+  sel.addEventListener('change', () => {
+    if (!sel.value) return;
+    app.send({type: 'assign', player: p.id, seat: sel.value === 'watch' ? null : Number(sel.value), hand: 0});
+  });
+  return sel;
+}
+
+/** Finished matches of this room, each with its replay. */
+export function matchesPanel(app, room) {
+  if (!room.matches || !room.matches.length) return null;
+  return h('div', {class: 'panel', id: 'matches'},
+    h('h2', {text: 'Finished matches'}),
+    h('ul', {}, room.matches.map((id, i) => h('li', {class: 'row'},
+      h('span', {text: `Match ${i + 1}`}),
+      h('button', {class: 'watch-replay', onclick: () => app.go(`/?replay=${encodeURIComponent(id)}`)}, 'Watch replay'),
+      h('a', {href: `/api/matches/${encodeURIComponent(id)}/replay`, download: `${id}.nertz.json`}, 'Download')))));
+}
+
+// ------------------------------------------------------------------ results
+
+const FIELDS = [
+  ['foundation_cards', 'Foundation cards'],
+  ['card_points', 'Card points'],
+  ['nertz_left', 'Nertz cards left'],
+  ['nertz_penalty', 'Penalty'],
+  ['caller_bonus', 'Caller bonus'],
+  ['variant_bonus', 'Variant bonus'],
+  ['false_calls', 'False calls'],
+  ['lotto', 'Lotto'],
+  ['total', 'Round score'],
+];
+
+/** Round results with each seat's breakdown, and the match standings. */
+export function resultsSheet(app, result, names, mySeat) {
+  const room = app.S.room;
+  const word = room.options.call_word || 'Nertz';
+  const how = result.ended === 'nertz' && result.caller != null ? `${names(result.caller)} called ${word}!`
+    : result.ended === 'blocked' ? 'Nobody could play on: the round was blocked.' : 'The round ended.';
+  const seats = result.scores.map((_, s) => s);
+  const shownFields = FIELDS.filter(([k]) => k === 'total' || k === 'foundation_cards' || k === 'nertz_left' ||
+    result.breakdown.some((b) => b[k]));
+  const breakdown = h('table', {class: 'data', id: 'breakdown'},
+    h('caption', {class: 'sr-only', text: `Round ${result.round} breakdown`}),
+    h('thead', {}, h('tr', {}, h('th', {scope: 'col', text: 'Seat'}), shownFields.map(([, t]) => h('th', {scope: 'col', text: t})))),
+    h('tbody', {}, seats.map((s) => h('tr', {class: s === mySeat ? 'me' : '', dataset: {seat: String(s)}},
+      h('th', {scope: 'row'}, h('span', {class: 'row'}, ownerMark(s, app.initial(s)), h('span', {class: 'player-name', text: names(s)}))),
+      shownFields.map(([k]) => {
+        const v = result.breakdown[s][k];
+        const neg = k === 'nertz_penalty' && v ? -v : v;
+        return h('td', {dataset: {field: k}, text: String(k === 'total' ? result.scores[s] : neg)});
+      })))));
+  const order = seats.slice().sort((a, b) => result.totals[b] - result.totals[a]);
+  const target = room.options.target_score;
+  const standings = h('table', {class: 'data', id: 'standings'},
+    h('thead', {}, h('tr', {}, h('th', {scope: 'col', text: 'Place'}), h('th', {scope: 'col', text: 'Seat'}),
+      h('th', {scope: 'col', text: 'This round'}), h('th', {scope: 'col', text: 'Total'}))),
+    h('tbody', {}, order.map((s, i) => h('tr', {class: s === mySeat ? 'me' : '', dataset: {seat: String(s)}},
+      h('td', {text: String(i + 1)}),
+      h('td', {}, h('span', {class: 'row'}, ownerMark(s, app.initial(s)), h('span', {class: 'player-name', text: names(s)}))),
+      h('td', {dataset: {field: 'round'}, text: String(result.scores[s])}),
+      h('td', {dataset: {field: 'totals'}, text: String(result.totals[s])})))));
+  const over = result.over;
+  const winner = over ? (result.winner == null ? 'The match ends in a tie.' : `${names(result.winner)} wins the match!`) : null;
+  const isHost = app.S.you && app.S.you.host;
+  const buttons = h('div', {class: 'actions'},
+    isHost && !over && room.phase === 'round_over' ? h('button', {class: 'primary', id: 'next-round', onclick: () => app.send({type: 'next_round'})}, 'Deal the next round') : null,
+    isHost && over ? h('button', {class: 'primary', id: 'rematch', onclick: () => app.send({type: 'rematch'})}, 'Rematch') : null,
+    !isHost ? h('span', {class: 'muted', text: over ? 'The host may start a rematch.' : 'The host deals the next round.'}) : null,
+    over && result.match ? h('button', {class: 'watch-replay', onclick: () => app.go(`/?replay=${encodeURIComponent(result.match)}`)}, 'Watch the replay') : null,
+    over && result.match ? h('a', {href: `/api/matches/${encodeURIComponent(result.match)}/replay`, download: `${result.match}.nertz.json`}, 'Download replay') : null,
+    h('button', {id: 'hide-results', onclick: () => app.hideResults()}, 'See the table'));
+  return h('div', {class: 'sheet', id: 'results', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'results-title', dataset: {round: String(result.round)}},
+    h('h2', {id: 'results-title', text: `Round ${result.round}: ${how}`}),
+    h('div', {class: 'scroll-x'}, breakdown),
+    h('h2', {text: over ? `Match over. ${winner}` : `Standings${target ? ` (to ${target})` : ''}`}),
+    standings,
+    buttons);
+}
+
+// ------------------------------------------------------------------ help
+
+export const SHORTCUTS = [
+  ['N', 'pick up the top card of your Nertz pile'],
+  ['W', 'pick up the top card of your waste'],
+  ['1 … 5', 'pick up a work pile\'s top card; press again for one more card of its run'],
+  ['F', 'play what you picked up to a foundation'],
+  ['1 … 5 (with a card picked up)', 'play it onto that work pile'],
+  ['Enter', 'send what you picked up (or the focused pile\'s card) to its best place'],
+  ['Space or T', 'turn the stock'],
+  ['S', 'declare you are stuck (Shift+S: rotate the Nertz pile, under rotate_either)'],
+  ['C (or Enter)', 'call Nertz once your Nertz pile is empty'],
+  ['Esc', 'put down what you picked up; close a panel'],
+  ['?', 'show or hide these keys'],
+];
+
+export function helpSheet(close) {
+  return h('div', {class: 'sheet help', id: 'help', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'help-title'},
+    h('h2', {id: 'help-title', text: 'Playing by keyboard, mouse or touch'}),
+    h('dl', {}, SHORTCUTS.map(([k, d]) => [h('dt', {}, h('kbd', {text: k})), h('dd', {text: d})])),
+    h('p', {text: 'Mouse and touch: drag a card (or part of a work pile\'s run) where it goes, or click/tap it to send it to its best place: a foundation first, then a work pile. Click the stock to turn it.'}),
+    h('p', {text: 'Foundation cards carry the colour, shape and initial of the player who played them.'}),
+    h('button', {class: 'primary', onclick: close}, 'Close'));
+}

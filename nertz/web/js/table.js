@@ -1,0 +1,564 @@
+// The table: one's own tableau large at the bottom, the shared foundations in the middle, the
+// other seats around. Drag and drop (Pointer Events: mouse, pen and touch alike), click to send
+// a card to its best place, and full keyboard play. Regions re-render only when what they show
+// changed; a drag moves a floating copy with transforms, so nothing underneath is laid out again.
+
+import {h, fill, toast} from './dom.js';
+import {cardEl, backEl, slotEl, ownerMark, label, parse} from './cards.js';
+import {bestMove, fitFoundation, fitsWork, lift, canCall} from './rules.js';
+import {beep} from './sound.js';
+
+const PILE_KEYS = ['1', '2', '3', '4', '5'];
+
+/** Fly an element from a screen rectangle to where it now is (FLIP). */
+export function flyFrom(el, rect, ms = 220) {
+  if (!el || !rect || !el.animate) return;
+  if (matchMedia('(prefers-reduced-motion: reduce)').matches) return;
+  const now = el.getBoundingClientRect();
+  const dx = rect.left - now.left, dy = rect.top - now.top;
+  if (Math.abs(dx) + Math.abs(dy) < 2) return;
+  const scale = rect.width && now.width ? rect.width / now.width : 1;
+  el.animate([
+    {transform: `translate(${dx}px, ${dy}px) scale(${scale})`, zIndex: 30},
+    {transform: 'translate(0, 0) scale(1)', zIndex: 30},
+  ], {duration: ms, easing: 'cubic-bezier(.2,.7,.3,1)'});
+}
+
+/**
+ * The table screen. `ctx` gives what the view needs from the app:
+ *   seat (own seat or null), options, names(seat), initial(seat), latency(seat),
+ *   play(move, flight), onHelp(), topbar() -> element, phase, callWord
+ */
+export class TableView {
+  constructor(root, ctx) {
+    this.root = root;
+    this.ctx = ctx;
+    this.keys = {};
+    this.selection = null;   // {src, index} for keyboard play
+    this.drag = null;
+    this.lastClick = {pile: null, at: 0};
+    this.flights = [];
+    this.build();
+    this.onKey = (e) => this.key(e);
+    document.addEventListener('keydown', this.onKey);
+  }
+
+  destroy() {
+    document.removeEventListener('keydown', this.onKey);
+    this.endDrag(false);
+  }
+
+  build() {
+    this.top = h('div', {class: 'topbar'});
+    this.opps = h('section', {class: 'opponents', 'aria-label': 'Other seats'});
+    this.banner = h('div', {class: 'banner', 'aria-live': 'polite'});
+    this.founds = h('section', {id: 'foundations', class: 'foundations', 'aria-label': 'Foundations', dataset: {pile: 'F'}});
+    this.me = h('section', {id: 'me', class: 'me', 'aria-label': 'Your tableau'});
+    this.countdown = h('div', {class: 'countdown hidden', 'aria-live': 'assertive'});
+    fill(this.root, h('div', {id: 'table-screen'},
+      this.top, this.opps, h('div', {class: 'middle'}, this.banner, this.founds), this.me, this.countdown));
+    this.me.addEventListener('pointerdown', (e) => this.pointerDown(e));
+  }
+
+  /** Draw the table view `t` (the server's view with one's own pending moves shown). */
+  render(t, extra = {}) {
+    this.t = t;
+    this.extra = extra;
+    const ctx = this.ctx;
+    const seat = ctx.seat;
+    this.root.querySelector('#table-screen').dataset.pending = String(extra.pending || 0);
+    this.root.querySelector('#table-screen').dataset.phase = ctx.phase;
+    this.region('top', JSON.stringify([extra.topKey]), () => fill(this.top, ctx.topbar()));
+    // Opponents: every seat but one's own (everyone, for a spectator).
+    const others = t ? t.tableaus.filter((tab) => tab.seat !== seat) : [];
+    const want = others.map((tab) => tab.seat).join(',');
+    if (this.opps.dataset.seats !== want) {
+      this.opps.dataset.seats = want;
+      this.opps.classList.toggle('many', others.length > 3);
+      this.keys = Object.fromEntries(Object.entries(this.keys).filter(([k]) => !k.startsWith('opp')));
+      fill(this.opps, others.map((tab) => h('div', {class: 'opp', dataset: {seat: String(tab.seat)}})));
+    }
+    for (const tab of others) {
+      const el = this.opps.querySelector(`.opp[data-seat="${tab.seat}"]`);
+      const key = JSON.stringify([tab, ctx.names(tab.seat), ctx.latency(tab.seat), t.called_by]);
+      this.region('opp' + tab.seat, key, () => this.renderOpp(el, tab));
+    }
+    this.region('found', JSON.stringify([t && t.foundations, extra.dropF]), () => this.renderFoundations(t));
+    if (seat != null && t) {
+      this.me.classList.remove('hidden');
+      const tab = t.tableaus[seat];
+      const key = JSON.stringify([tab, this.selection, ctx.names(seat), ctx.latency(seat), t.ended, ctx.phase, ctx.options.call]);
+      this.region('me', key, () => this.renderMe(tab));
+      if (this.drag && this.drag.active) this.hideDragSources();
+    } else {
+      this.me.classList.add('hidden');
+    }
+    this.banner.textContent = extra.banner || '';
+    this.runFlights();
+  }
+
+  region(name, key, draw) {
+    if (this.keys[name] === key) return;
+    this.keys[name] = key;
+    draw();
+  }
+
+  /** Forget the drawn state (after a toggle such as the four-colour deck). */
+  invalidate() { this.keys = {}; this.opps.dataset.seats = ''; }
+
+  showCountdown(text) {
+    this.countdown.classList.toggle('hidden', !text);
+    this.countdown.textContent = text || '';
+  }
+
+  // ---------------------------------------------------------------- drawing
+
+  renderOpp(el, tab) {
+    const ctx = this.ctx;
+    const s = tab.seat;
+    el.classList.toggle('stuck', !!tab.stuck);
+    const lat = ctx.latency(s);
+    const name = h('div', {class: 'name'},
+      ownerMark(s, ctx.initial(s)),
+      h('span', {class: 'nm', text: ctx.names(s)}),
+      h('span', {class: 'lat', text: lat == null ? '' : `${lat} ms`, title: 'round trip to the server'}),
+      tab.stuck ? h('span', {class: 'badge', text: 'stuck'}) : null,
+      this.t.called_by === s ? h('span', {class: 'badge call', text: ctx.callWord + '!'}) : null);
+    const who = ctx.names(s);
+    const nertz = h('div', {class: 'pile', dataset: {seat: String(s), pile: 'N'}},
+      tab.nertz_top ? cardEl(tab.nertz_top, {count: tab.nertz_count, extraLabel: `${who}'s Nertz pile, ${tab.nertz_count} cards`})
+        : tab.nertz_count ? backEl(tab.nertz_count) : slotEl(`${who}'s Nertz pile, empty`, 0));
+    const waste = h('div', {class: 'pile', dataset: {seat: String(s), pile: 'W'}},
+      tab.waste_top ? cardEl(tab.waste_top, {count: tab.waste_count, extraLabel: `${who}'s waste`})
+        : slotEl(`${who}'s waste, empty`));
+    const stock = h('div', {class: 'pile', dataset: {seat: String(s), pile: 'S'}},
+      tab.stock_count ? backEl(tab.stock_count, `${who}'s stock, ${tab.stock_count} cards`) : slotEl(`${who}'s stock, empty`, 0));
+    const work = tab.work.map((p, i) => this.workStack(p, String(i + 1), 0.22, {seat: String(s)}));
+    fill(el, name, h('div', {class: 'piles'}, nertz, stock, waste, h('span', {class: 'gap'}), work));
+  }
+
+  /** A work pile: face-down cards, then its face-up run fanned downwards. */
+  workStack(p, n, fan, data = {}, mine = false) {
+    const pile = h('div', {class: 'pile', dataset: {...data, pile: n}});
+    const stack = h('div', {class: 'stack fan'});
+    const w = mine ? 'var(--cw)' : 'var(--w)';
+    let y = 0;
+    const place = (card) => {
+      card.style.top = `calc(${w} * 1.4 * ${y})`;
+      stack.append(card);
+    };
+    const downShown = Math.min(p.down, 6);
+    for (let i = 0; i < downShown; i++) { place(backEl(null, 'face-down card')); y += 0.1; }
+    if (p.hidden_top) { place(backEl(null, 'card being turned up')); y += fan; }
+    p.up.forEach((code, i) => {
+      const c = cardEl(code);
+      c.dataset.index = String(i);
+      if (mine) c.tabIndex = -1;
+      place(c);
+      y += fan;
+    });
+    if (!p.up.length && !p.down && !p.hidden_top) stack.append(slotEl(`work pile ${n}, empty`));
+    const last = p.up.length ? y - fan : Math.max(0, y - 0.1);
+    stack.style.minHeight = `calc(${w} * 1.4 * ${last + 1})`;
+    pile.append(stack);
+    return pile;
+  }
+
+  renderFoundations(t) {
+    const ctx = this.ctx;
+    const fs = t ? [...t.foundations].sort((a, b) => a.number - b.number) : [];
+    if (!fs.length) {
+      fill(this.founds, h('p', {class: 'empty-note', text: 'Foundations start here: play an ' +
+        (ctx.options.foundation && ctx.options.foundation.startsWith('evil') || ctx.options.foundation === 'starter9' ? '9' : 'Ace') + '.'}));
+      return;
+    }
+    fill(this.founds, fs.map((f) => {
+      const n = f.cards.length;
+      const top = f.cards[n - 1];
+      const owner = f.owners[n - 1];
+      const el = h('div', {class: 'fnd' + (f.finished ? ' finished' : ''), dataset: {pile: 'F' + f.number},
+        title: `F${f.number}: ${n} cards`});
+      const stack = h('div', {class: 'stack'});
+      if (n > 1) {
+        const under = cardEl(f.cards[n - 2], {owner: f.owners[n - 2], ownerName: ctx.names(f.owners[n - 2]), initial: ctx.initial(f.owners[n - 2])});
+        under.classList.add('under');
+        under.setAttribute('aria-hidden', 'true');
+        stack.append(under);
+      }
+      const c = cardEl(top, {owner, ownerName: ctx.names(owner), initial: ctx.initial(owner),
+        extraLabel: `foundation ${f.number}, ${n} cards${f.finished ? ', finished' : ''}`});
+      c.style.position = 'relative';
+      stack.append(c);
+      el.append(stack);
+      return el;
+    }));
+  }
+
+  renderMe(tab) {
+    const ctx = this.ctx;
+    const seat = ctx.seat;
+    const t = this.t;
+    this.me.classList.toggle('stuck', !!tab.stuck);
+    this.me.dataset.seat = String(seat);
+    const lat = ctx.latency(seat);
+    const sel = this.selection;
+    const nertz = h('div', {class: 'pile', dataset: {pile: 'N'}, tabindex: '0', 'aria-label': `Your Nertz pile, ${tab.nertz_count} cards. Key N`},
+      h('div', {class: 'stack'},
+        tab.nertz_top ? cardEl(tab.nertz_top, {count: tab.nertz_count, extraLabel: 'top of your Nertz pile'})
+          : tab.nertz_count ? backEl(tab.nertz_count, 'your Nertz pile') : slotEl('your Nertz pile, empty', 0)),
+      h('div', {class: 'pile-label'}, 'Nertz ', h('span', {class: 'kbd', text: 'N'})));
+    const stock = h('div', {class: 'pile', dataset: {pile: 'S'}, tabindex: '0', 'aria-label': `Your stock, ${tab.stock_count} cards: turn with Space`},
+      h('div', {class: 'stack'},
+        tab.stock_count ? backEl(tab.stock_count, `your stock, ${tab.stock_count} cards`)
+          : slotEl(tab.waste_count ? 'stock empty: turn the waste over' : 'your stock, empty', 0)),
+      h('div', {class: 'pile-label'}, 'Stock ', h('span', {class: 'kbd', text: 'Space'})));
+    const waste = h('div', {class: 'pile', dataset: {pile: 'W'}, tabindex: '0', 'aria-label': `Your waste, ${tab.waste_count} cards. Key W`},
+      h('div', {class: 'stack'},
+        tab.waste_top ? cardEl(tab.waste_top, {count: tab.waste_count, extraLabel: 'top of your waste'})
+          : tab.waste_hidden ? backEl(tab.waste_count) : slotEl('your waste, empty')),
+      h('div', {class: 'pile-label'}, 'Waste ', h('span', {class: 'kbd', text: 'W'})));
+    const work = tab.work.map((p, i) => {
+      const el = this.workStack(p, String(i + 1), 0.24, {}, true);
+      el.tabIndex = 0;
+      el.setAttribute('aria-label', `Work pile ${i + 1}: ${p.down} face down, ${p.up.map(label).join(', ') || 'empty'}. Key ${i + 1}`);
+      el.append(h('div', {class: 'pile-label'}, h('span', {class: 'kbd', text: String(i + 1)})));
+      return el;
+    });
+    if (tab.nertz_hidden) nertz.querySelector('.stack').replaceChildren(backEl(tab.nertz_count, 'your Nertz pile'));
+    const piles = [nertz, stock, waste, ...work];
+    if (sel) {
+      const pile = piles.find((p) => p.dataset.pile === sel.src);
+      if (pile) {
+        pile.classList.add('selected-pile');
+        const cards = [...pile.querySelectorAll('.card[data-card]')];
+        const from = sel.index == null ? cards.length - 1 : sel.index;
+        cards.slice(Math.max(0, from)).forEach((c) => c.classList.add('selected'));
+      }
+    }
+    const callable = canCall(t, seat, ctx.options) && ctx.phase === 'playing';
+    const either = ctx.options.stuck_reset === 'rotate_either';
+    const actions = h('div', {class: 'actions'},
+      callable ? h('button', {class: 'callbtn', id: 'call', onclick: () => ctx.play('NERTZ'), 'aria-keyshortcuts': 'C'}, `Call ${ctx.callWord}! (C)`) : null,
+      h('button', {id: 'turn', onclick: () => ctx.play('T'), 'aria-keyshortcuts': 'Space', disabled: !(tab.stock_count || tab.waste_count) || !!t.ended}, 'Turn (Space)'),
+      h('button', {id: 'stuck', onclick: () => ctx.play(either ? 'STUCK S' : 'STUCK'), 'aria-keyshortcuts': 'S',
+        disabled: !!tab.stuck || !!t.ended, 'aria-pressed': tab.stuck ? 'true' : 'false'},
+        tab.stuck ? 'Stuck: waiting for the others' : (either ? 'Stuck: rotate stock (S)' : "I'm stuck (S)")),
+      either ? h('button', {onclick: () => ctx.play('STUCK N'), disabled: !!tab.stuck || !!t.ended || !tab.nertz_count}, 'Stuck: rotate Nertz pile (Shift+S)') : null,
+      h('span', {class: 'muted small'}, 'Drag cards, click one to send it to its best place, or press ? for keys.'));
+    fill(this.me,
+      h('div', {class: 'mehead'},
+        ownerMark(seat, ctx.initial(seat)),
+        h('span', {class: 'nm', text: ctx.names(seat)}), h('span', {class: 'muted', text: '(you)'}),
+        h('span', {class: 'pill', id: 'my-nertz-count', text: `Nertz pile: ${tab.nertz_count}`}),
+        h('span', {class: 'lat', text: lat == null ? '' : `${lat} ms`}),
+        tab.stuck ? h('span', {class: 'badge', text: 'stuck'}) : null),
+      h('div', {class: 'tableau'}, h('div', {class: 'side'}, nertz, stock, waste), h('div', {class: 'work'}, work)),
+      actions);
+  }
+
+  // ---------------------------------------------------------------- flights (animation)
+
+  /** After the next render, fly the card `code` found by `selector` from `rect`. */
+  queueFlight(selector, rect) { this.flights.push({selector, rect}); }
+
+  runFlights() {
+    const flights = this.flights;
+    this.flights = [];
+    for (const f of flights) {
+      const els = this.root.querySelectorAll(f.selector);
+      flyFrom(els[els.length - 1], f.rect);
+    }
+  }
+
+  // ---------------------------------------------------------------- pointer play
+
+  myTab() { return this.t && this.ctx.seat != null ? this.t.tableaus[this.ctx.seat] : null; }
+
+  pointerDown(e) {
+    if (e.button !== 0 && e.pointerType === 'mouse') return;
+    if (this.ctx.phase !== 'playing' || !this.myTab() || this.t.ended) return;
+    const pileEl = e.target.closest('#me [data-pile]');
+    if (!pileEl) return;
+    const src = pileEl.dataset.pile;
+    if (src === 'S') {
+      e.preventDefault();
+      this.ctx.play('T');
+      beep('turn');
+      return;
+    }
+    const cardElm = e.target.closest('.card[data-card]');
+    if (!cardElm) return;
+    const tab = this.myTab();
+    let index = null;
+    if (src !== 'N' && src !== 'W') {
+      index = Number(cardElm.dataset.index);
+    } else if (!cardElm.isSameNode(pileEl.querySelector('.card[data-card]'))) {
+      return;
+    }
+    const {cards, text} = lift(tab, src, index, this.ctx.options);
+    if (!cards.length) return;
+    e.preventDefault();
+    const els = src === 'N' || src === 'W' ? [cardElm]
+      : [...pileEl.querySelectorAll('.card[data-card]')].filter((c) => Number(c.dataset.index) >= (this.ctx.options.move_partial_runs === false ? 0 : index));
+    this.drag = {src, index, cards, text, els, x0: e.clientX, y0: e.clientY, id: e.pointerId, active: false,
+      rect: els[0].getBoundingClientRect()};
+    this.selection = null;
+    this.onMove = (ev) => this.pointerMove(ev);
+    this.onUp = (ev) => this.pointerUp(ev);
+    window.addEventListener('pointermove', this.onMove, {passive: false});
+    window.addEventListener('pointerup', this.onUp);
+    window.addEventListener('pointercancel', this.onUp);
+  }
+
+  pointerMove(e) {
+    const d = this.drag;
+    if (!d || e.pointerId !== d.id) return;
+    e.preventDefault();
+    const dx = e.clientX - d.x0, dy = e.clientY - d.y0;
+    if (!d.active) {
+      if (Math.hypot(dx, dy) < 6) return;
+      this.startDrag();
+    }
+    d.x = e.clientX; d.y = e.clientY;
+    if (!d.raf) {
+      d.raf = requestAnimationFrame(() => {
+        d.raf = 0;
+        if (!this.drag) return;
+        d.ghost.style.transform = `translate3d(${d.rect.left + d.x - d.x0}px, ${d.rect.top + d.y - d.y0}px, 0)`;
+        this.markTarget(d.x, d.y);
+      });
+    }
+  }
+
+  startDrag() {
+    const d = this.drag;
+    d.active = true;
+    const ghost = h('div', {class: 'ghost', 'aria-hidden': 'true'});
+    const top0 = d.rect.top;
+    for (const el of d.els) {
+      const r = el.getBoundingClientRect();
+      const c = el.cloneNode(true);
+      c.classList.remove('selected', 'hint');
+      c.style.top = `${r.top - top0}px`;
+      c.style.width = `${r.width}px`;
+      c.style.setProperty('--w', `${r.width}px`);
+      ghost.append(c);
+    }
+    ghost.style.transform = `translate3d(${d.rect.left}px, ${d.rect.top}px, 0)`;
+    document.body.append(ghost);
+    d.ghost = ghost;
+    this.hideDragSources();
+    // Show where the cards may go.
+    const tab = this.myTab();
+    const targets = [];
+    if (d.cards.length === 1 && fitFoundation(d.cards[0], this.t.foundations, this.ctx.options) != null) targets.push(this.founds);
+    tab.work.forEach((p, i) => {
+      const n = String(i + 1);
+      if (n !== d.src && fitsWork(d.cards[0], p)) targets.push(this.me.querySelector(`[data-pile="${n}"]`));
+    });
+    d.targets = targets.filter(Boolean);
+    d.targets.forEach((el) => el.classList.add('drop-ok'));
+  }
+
+  hideDragSources() {
+    const d = this.drag;
+    if (!d) return;
+    for (const code of d.cards) {
+      const el = this.me.querySelector(`[data-pile="${d.src}"] .card[data-card="${code}"]`);
+      if (el) el.classList.add('drag-source');
+    }
+  }
+
+  markTarget() { /* targets are marked at drag start; nothing to lay out while moving */ }
+
+  dropTarget(x, y) {
+    const el = document.elementFromPoint(x, y);
+    if (!el) return null;
+    if (el.closest('#foundations')) return 'F';
+    const pile = el.closest('#me [data-pile]');
+    if (pile && PILE_KEYS.includes(pile.dataset.pile)) return pile.dataset.pile;
+    return null;
+  }
+
+  pointerUp(e) {
+    const d = this.drag;
+    if (!d || e.pointerId !== d.id) return;
+    window.removeEventListener('pointermove', this.onMove);
+    window.removeEventListener('pointerup', this.onUp);
+    window.removeEventListener('pointercancel', this.onUp);
+    if (!d.active) {
+      this.drag = null;
+      if (e.type === 'pointerup') this.clickCard(d);
+      return;
+    }
+    const target = e.type === 'pointerup' ? this.dropTarget(e.clientX, e.clientY) : null;
+    let move = null;
+    if (target === 'F') {
+      // Dropped on the foundations: sent if the card fits one as far as this page can see
+      // (the server still decides races); otherwise it flies home.
+      if (d.cards.length === 1 && fitFoundation(d.cards[0], this.t.foundations, this.ctx.options) != null) move = `${d.src}-F`;
+      else toast(`The ${label(d.cards[0])} fits no foundation`);
+    } else if (target && target !== d.src) {
+      move = `${d.text}-${target}`;
+    }
+    const ghostRect = d.ghost.getBoundingClientRect();
+    if (move) {
+      this.endDrag(false);
+      this.flightFor(move, d.cards, ghostRect, 120);
+      this.ctx.play(move);
+    } else {
+      this.endDrag(true);
+    }
+  }
+
+  /** Finish a drag; `back` flies the cards home first (a drop nowhere). */
+  endDrag(back) {
+    const d = this.drag;
+    if (!d) return;
+    this.drag = null;
+    if (d.raf) cancelAnimationFrame(d.raf);
+    (d.targets || []).forEach((el) => el.classList.remove('drop-ok'));
+    const restore = () => {
+      if (d.ghost) d.ghost.remove();
+      this.me.querySelectorAll('.drag-source').forEach((el) => el.classList.remove('drag-source'));
+    };
+    if (back && d.ghost && d.ghost.animate) {
+      const a = d.ghost.animate([{transform: d.ghost.style.transform},
+        {transform: `translate3d(${d.rect.left}px, ${d.rect.top}px, 0)`}], {duration: 160, easing: 'ease-out'});
+      a.onfinish = restore;
+    } else {
+      restore();
+    }
+  }
+
+  /** Queue the animation of one's own move from `rect` to where its cards land. */
+  flightFor(move, cards, rect, ms) {
+    const dst = move.split('-').pop();
+    const code = cards[0];
+    const sel = dst[0] === 'F' ? `#foundations .fnd .card[data-card="${code}"]:not(.under)`
+      : `#me [data-pile="${dst}"] .card[data-card="${code}"]`;
+    this.flights.push({selector: sel, rect, ms});
+  }
+
+  clickCard(d) {
+    const now = performance.now();
+    // The second click of a double-click must not send the next card too.
+    if (this.lastClick.pile === d.src && now - this.lastClick.at < 350) return;
+    this.lastClick = {pile: d.src, at: now};
+    this.sendBest(d.src, d.index, d.rect);
+  }
+
+  /** Send the card(s) from `src` to their best place, or say there is none. */
+  sendBest(src, index, rect) {
+    const tab = this.myTab();
+    if (!tab) return;
+    const move = bestMove(tab, this.t.foundations, this.ctx.options, src, index);
+    const {cards} = lift(tab, src, index, this.ctx.options);
+    if (!move) {
+      const el = this.me.querySelector(`[data-pile="${src}"] .card[data-card="${cards[0]}"]`);
+      if (el) { el.classList.remove('shake'); void el.offsetWidth; el.classList.add('shake'); }
+      if (cards.length) toast(`No place for the ${label(cards[0])} right now`);
+      beep('bad');
+      return;
+    }
+    if (!rect) {
+      const el = this.me.querySelector(`[data-pile="${src}"] .card[data-card="${cards[0]}"]`);
+      rect = el && el.getBoundingClientRect();
+    }
+    this.flightFor(move, cards, rect, 200);
+    this.ctx.play(move);
+  }
+
+  // ---------------------------------------------------------------- keyboard play
+
+  key(e) {
+    if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return;
+    const tag = (e.target && e.target.tagName) || '';
+    if (tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT') return;
+    if (tag === 'BUTTON' && (e.key === 'Enter' || e.key === ' ')) return;
+    if (document.querySelector('.overlay:not(.hidden)') && e.key !== '?' && e.key !== 'Escape') return;
+    const k = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+    const ctx = this.ctx;
+    if (k === '?') { e.preventDefault(); ctx.onHelp(); return; }
+    if (k === 'Escape') { if (this.selection) { this.selection = null; this.rerenderMe(); } return; }
+    const tab = this.myTab();
+    if (!tab || ctx.phase !== 'playing' || this.t.ended) return;
+    if (k === ' ' || k === 't') { e.preventDefault(); ctx.play('T'); beep('turn'); return; }
+    if (k === 's') {
+      e.preventDefault();
+      ctx.play(ctx.options.stuck_reset === 'rotate_either' ? (e.shiftKey ? 'STUCK N' : 'STUCK S') : 'STUCK');
+      return;
+    }
+    if (k === 'c' || (k === 'Enter' && !this.selection && !e.target.closest?.('[data-pile]'))) {
+      e.preventDefault();
+      if (canCall(this.t, ctx.seat, ctx.options)) ctx.play('NERTZ');
+      else toast(ctx.options.call === 'auto' ? `${ctx.callWord} is called for you when your Nertz pile empties`
+        : `Empty your Nertz pile first (${tab.nertz_count} left)`);
+      return;
+    }
+    if (k === 'Enter' && !this.selection) {
+      const pile = e.target.closest('[data-pile]');
+      if (pile && pile.dataset.pile === 'S') { ctx.play('T'); return; }
+      if (pile) { e.preventDefault(); this.sendBest(pile.dataset.pile, null, null); }
+      return;
+    }
+    const sel = this.selection;
+    if (k === 'n' || k === 'w') {
+      e.preventDefault();
+      const src = k.toUpperCase();
+      const has = src === 'N' ? tab.nertz_top : tab.waste_top;
+      this.selection = has ? {src, index: null} : null;
+      if (!has) toast(src === 'N' ? 'Your Nertz pile is empty' : 'Your waste is empty');
+      this.rerenderMe();
+      return;
+    }
+    if (PILE_KEYS.includes(k) && Number(k) <= tab.work.length) {
+      e.preventDefault();
+      const pile = tab.work[Number(k) - 1];
+      if (sel && sel.src !== k) {
+        const {text, cards} = lift(tab, sel.src, sel.index, ctx.options);
+        this.selection = null;
+        if (cards.length) this.sendMove(`${text}-${k}`, sel, cards);
+        this.rerenderMe();
+        return;
+      }
+      if (sel && sel.src === k) {
+        // Pressing the same pile again takes one more card of its run.
+        const i = sel.index == null ? pile.up.length - 1 : sel.index;
+        this.selection = {src: k, index: i > 0 ? i - 1 : pile.up.length - 1};
+      } else {
+        this.selection = pile.up.length ? {src: k, index: pile.up.length - 1} : null;
+        if (!pile.up.length) toast(`Work pile ${k} is empty`);
+      }
+      this.rerenderMe();
+      return;
+    }
+    if (k === 'f' && sel) {
+      e.preventDefault();
+      const {cards} = lift(tab, sel.src, sel.index, ctx.options);
+      const top = sel.src === 'N' || sel.src === 'W' || sel.index == null || sel.index === (tab.work[Number(sel.src) - 1]?.up.length ?? 0) - 1;
+      this.selection = null;
+      if (!top || cards.length !== 1) { toast('Only a single top card goes to a foundation'); beep('bad'); }
+      else this.sendMove(`${sel.src}-F`, sel, cards);
+      this.rerenderMe();
+      return;
+    }
+    if (k === 'Enter' && sel) {
+      e.preventDefault();
+      this.selection = null;
+      this.rerenderMe();
+      this.sendBest(sel.src, sel.index, null);
+    }
+  }
+
+  sendMove(move, sel, cards) {
+    const el = this.me.querySelector(`[data-pile="${sel.src}"] .card[data-card="${cards[0]}"]`);
+    this.flightFor(move, cards, el && el.getBoundingClientRect(), 200);
+    this.ctx.play(move);
+  }
+
+  rerenderMe() {
+    delete this.keys.me;
+    if (this.t) this.render(this.t, this.extra);
+  }
+}

@@ -1,0 +1,149 @@
+"""Fixtures for the browser tests: a real ``nertz serve`` process on a free port with a fresh
+SQLite file, and Debian's Chromium driven headless by Playwright.
+
+Without Chromium (or Playwright) the browser tests skip with a message, except when the ``CI``
+environment variable is set: there they must run, so they fail instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = os.environ.get("NERTZ_CHROMIUM", "/usr/bin/chromium")
+"""The browser the tests drive (Debian's Chromium; never a downloaded one)."""
+
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+"""Screenshots of the live page land here (gitignored)."""
+
+
+def _unavailable() -> str | None:
+    """Why the browser tests cannot run here, or None."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright for Python is not installed"
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def chromium_ok() -> None:
+    """Skip (or, under CI, fail) when there is no browser to drive."""
+    why = _unavailable()
+    if why is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"browser tests must run under CI: {why}")
+        pytest.skip(f"browser tests skipped: {why}")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """A running ``nertz serve``: its base URL and a tiny JSON client for setting up rooms."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.base + path, timeout=10) as r:
+            return json.load(r)
+
+    def post(self, path: str, body: Any) -> Any:
+        req = urllib.request.Request(self.base + path, data=json.dumps(body).encode(),
+                                     headers={"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.load(r)
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory, chromium_ok: None) -> Iterator[Server]:
+    """``nertz serve`` on a free port with a temporary database, for the whole session."""
+    port = _free_port()
+    db = tmp_path_factory.mktemp("web") / "web.db"
+    exe = Path(sys.executable).with_name("nertz")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "nertz.cli"]
+    log = open(db.with_suffix(".log"), "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen([*cmd, "serve", "--port", str(port), "--db", f"sqlite:///{db}"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(150):
+            try:
+                with urllib.request.urlopen(base + "/healthz", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                if proc.poll() is not None:
+                    raise RuntimeError(
+                        "nertz serve exited: " + db.with_suffix(".log").read_text()) from None
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("nertz serve did not answer /healthz")
+        yield Server(base)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_ok: None) -> Iterator[Any]:
+    """One headless Chromium for the session."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def new_page(browser: Any) -> Iterator[Any]:
+    """Pages in fresh browser contexts (separate storage: separate people); page errors fail."""
+    contexts = []
+    errors: list[str] = []
+
+    def make(**kwargs: Any) -> Any:
+        ctx = browser.new_context(**({"viewport": {"width": 1280, "height": 860}} | kwargs))
+        contexts.append(ctx)
+        page = ctx.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.set_default_timeout(10_000)
+        return page
+
+    yield make
+    for ctx in contexts:
+        ctx.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    """The folder for screenshots."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS

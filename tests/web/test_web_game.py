@@ -1,0 +1,261 @@
+"""The browser game, end to end: Chromium (headless) against a real ``nertz serve``.
+
+Two people and two bots play a whole round by mouse drags and keys until the call, and the
+results screen shows the server's scores; a phone plays by touch; a name full of HTML stays
+text; reloading mid-round returns to the same seat and view; a live table is photographed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from web_player import Player, find_move
+
+from nertz import replay
+
+SHORT_RULES = {"preset": "pagat", "nertz_pile_size": 3, "target_score": 1}
+"""A round that ends quickly: three-card Nertz piles; the match ends after a scoring round."""
+
+HTML_NAME = "<img src=x onerror=z()>"
+"""A display name full of HTML (24 characters at most): it must show as these very characters."""
+
+
+def seat_room(server: Any, page: Any, name: str, rules: Any = SHORT_RULES, seats: int = 2
+              ) -> dict[str, Any]:
+    """Create a room through the API as `name` and hand this browser the seat token (as the
+    home screen does), then open the room's page."""
+    r = server.post("/api/rooms", {"rules": rules, "seats": seats, "name": name})
+    page.goto(server.base + "/")
+    seat = json.dumps({"token": r["token"], "player": r["player"]})
+    page.evaluate("([k, v]) => localStorage.setItem(k, v)", [f"nertz:room:{r['room']}", seat])
+    page.goto(f"{server.base}/r/{r['code']}")
+    page.wait_for_selector("#lobby")
+    page.evaluate("() => { window.nertz.countdownMs = 0; }")
+    return r
+
+
+def add_bots(page: Any, level: str, count: int, tap: bool = False) -> None:
+    """The host seats bots from the lobby, one empty seat at a time."""
+    for _ in range(count):
+        before = page.locator("#seats .player-name").count()
+        page.locator("#seats select.bot-level").first.select_option(level)
+        button = page.locator("#seats .add-bot").first
+        if tap:
+            button.tap()
+        else:
+            button.click()
+        page.wait_for_function(
+            f"() => document.querySelectorAll('#seats .player-name').length > {before}")
+
+
+def wait_table(page: Any) -> None:
+    page.wait_for_selector('#table-screen[data-phase="playing"] #me [data-pile="N"] .card',
+                           timeout=15_000)
+
+
+def wait_name(page: Any, name: str) -> None:
+    """Wait until the lobby shows a player named exactly `name`."""
+    page.wait_for_function("(n) => [...document.querySelectorAll('#seats .player-name')]"
+                           ".some((e) => e.textContent === n)", arg=name)
+
+
+def replay_totals(page: Any) -> list[int]:
+    """The scores the replay viewer shows at the end of a round."""
+    cells = page.locator('#replay-result td[data-field="total"]').all_text_contents()
+    return [int(t) for t in cells]
+
+
+def test_two_people_and_two_bots_play_a_round_to_the_call(server: Any, new_page: Any,
+                                                          artifacts: Path) -> None:
+    ann_page, ben_page = new_page(), new_page()
+    # Ann creates the room on the home screen: a preset, two options changed, four seats.
+    ann_page.goto(server.base + "/")
+    ann_page.fill("#name", "Ann")
+    ann_page.select_option("#preset", "pagat")
+    assert "Pounce" in ann_page.text_content("#preset-summary")
+    ann_page.click("#home details summary")
+    ann_page.fill('input[name="nertz_pile_size"]', "3")
+    ann_page.fill('input[name="target_score"]', "1")
+    ann_page.fill("#seats", "4")
+    ann_page.click("#create")
+    ann_page.wait_for_selector("#lobby")
+    ann_page.evaluate("() => { window.nertz.countdownMs = 0; }")
+    link = ann_page.input_value("#share-link")
+    assert "/r/" in link
+    # Ben opens the share link and takes a seat.
+    ben_page.goto(link)
+    ben_page.fill("#name", "Ben")
+    ben_page.click("#join-room")
+    ben_page.wait_for_selector("#lobby")
+    wait_name(ann_page, "Ben")
+    add_bots(ann_page, "beginner", 2)
+    ann_page.click("#start")
+    wait_table(ann_page)
+    wait_table(ben_page)
+    room_id = ann_page.evaluate("() => window.nertz.S.room.id")
+
+    ann, ben = Player(ann_page), Player(ben_page, use_keys=True)
+    shot = False
+    deadline = time.monotonic() + 100
+    actions: list[str] = []
+    while time.monotonic() < deadline:
+        phases = [p.page.evaluate("() => window.nertz.S.room.phase") for p in (ann, ben)]
+        if all(ph in ("round_over", "match_over") for ph in phases):
+            break
+        for p, ph in zip((ann, ben), phases, strict=True):
+            if ph == "playing":
+                actions.append(p.act())
+        if not shot and len(actions) >= 16:
+            ann.settle()
+            ann_page.screenshot(path=str(artifacts / "table.png"))
+            shot = True
+        ann_page.wait_for_timeout(60)
+    else:
+        dump = [p.page.evaluate("() => ({url: location.href, room: window.nertz.S.room, "
+                                "text: document.body.innerText.slice(0, 300)})")
+                for p in (ann, ben)]
+        pytest.fail(f"the round did not end; actions: {actions[-30:]}; pages: {dump}")
+    assert ann.moves + ben.moves >= 2, (actions, ann.misses, ben.misses)
+    if not shot:
+        ann_page.screenshot(path=str(artifacts / "table.png"))
+
+    # The results screen shows what the server scored.
+    for p in (ann, ben):
+        p.page.wait_for_selector("#results")
+    result = ann_page.evaluate("() => window.nertz.S.result")
+    assert result["ended"] == "nertz", result
+    assert "called" in ann_page.text_content("#results-title")
+    room = server.get(f"/api/rooms/{room_id}")
+    totals = room["match"]["totals"]
+    for page in (ann_page, ben_page):
+        shown = [int(page.text_content(f'#breakdown tr[data-seat="{s}"] td[data-field="total"]'))
+                 for s in range(4)]
+        assert shown == totals  # the first round: round scores are the totals
+        standings = [
+            int(page.text_content(f'#standings tr[data-seat="{s}"] td[data-field="totals"]'))
+            for s in range(4)]
+        assert standings == totals
+        names = page.locator("#breakdown .player-name").all_text_contents()
+        assert names[:2] == ["Ann", "Ben"]
+    ann_page.screenshot(path=str(artifacts / "results.png"))
+    if room["matches"]:
+        # The stored replay, scored by the engine, agrees with the page.
+        data = server.get(f"/api/matches/{room['matches'][0]}/replay")
+        replayed = replay.run(replay.from_json(data))
+        assert list(replayed.match.totals) == totals
+        # The replay viewer steps through the finished match on a timeline.
+        ann_page.click("#results .watch-replay")
+        ann_page.wait_for_selector("#replay #replay-slider")
+        steps = int(ann_page.get_attribute("#replay-slider", "max"))
+        assert steps == len(data["rounds"][0]["moves"])
+        assert ann_page.locator("#replay .opp").count() == 4
+        ann_page.keyboard.press("ArrowRight")
+        assert ann_page.text_content("#replay-step").startswith("1/")
+        ann_page.click("#replay-next")
+        assert ann_page.text_content("#replay-step").startswith("2/")
+        ann_page.fill("#replay-slider", str(steps))
+        ann_page.dispatch_event("#replay-slider", "input")
+        ann_page.wait_for_selector("#replay-result table")
+        shown = replay_totals(ann_page)
+        assert shown == totals
+        ann_page.screenshot(path=str(artifacts / "replay.png"))
+
+
+def test_phone_plays_a_move_by_touch(server: Any, new_page: Any, artifacts: Path) -> None:
+    page = new_page(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True,
+                    device_scale_factor=2)
+    seat_room(server, page, "Pia", rules={"preset": "pagat", "nertz_pile_size": 13})
+    add_bots(page, "beginner", 1, tap=True)
+    page.locator("#start").tap()
+    wait_table(page)
+    p = Player(page)
+    st = p.settle()
+    assert st is not None
+    # Nothing wider than the phone.
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    for _ in range(40):
+        move = find_move(st)
+        if move is not None:
+            before = st
+            # A tap sends the card to its best place.
+            page.locator(f'#me [data-pile="{move.src}"] .card[data-card="{move.card}"]').tap()
+            st = p.settle()
+            assert st is not None and st["pending"] == 0
+            src_after = st["nertz"] if move.src == "N" else st["waste"] if move.src == "W" \
+                else (st["work"][int(move.src) - 1]["up"] or [None])[-1]
+            assert src_after != move.card, f"{move.text} did not happen: {before} -> {st}"
+            break
+        page.locator('#me [data-pile="S"]').tap()
+        st = p.settle()
+    else:
+        pytest.fail("no card found to play in 40 turns")
+    page.screenshot(path=str(artifacts / "phone.png"))
+
+
+def test_a_name_full_of_html_shows_as_text(server: Any, new_page: Any) -> None:
+    host, guest = new_page(), new_page()
+    r = seat_room(server, host, "Ann", seats=2)
+    guest.goto(f"{server.base}/r/{r['code']}")
+    guest.evaluate("() => { window.z = () => { window.__pwned = true; }; }")
+    guest.fill("#name", HTML_NAME)
+    guest.click("#join-room")
+    guest.wait_for_selector("#lobby")
+    host.evaluate("() => { window.z = () => { window.__pwned = true; }; }")
+    wait_name(host, HTML_NAME)
+    for page in (host, guest):
+        assert page.locator("#seats img").count() == 0
+        assert HTML_NAME in page.locator("#seats .player-name").all_text_contents()
+    host.click("#start")
+    wait_table(host)
+    assert host.text_content(".opp .nm") == HTML_NAME
+    assert host.locator("#table-screen img").count() == 0
+    host.wait_for_timeout(200)
+    assert not host.evaluate("() => !!window.__pwned")
+    assert not guest.evaluate("() => !!window.__pwned")
+
+
+def test_reload_mid_round_returns_to_the_same_seat_and_view(server: Any, new_page: Any) -> None:
+    page = new_page()
+    r = seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=3)
+    add_bots(page, "beginner", 2)
+    page.click("#start")
+    wait_table(page)
+    p = Player(page)
+    page.keyboard.press("Space")
+    page.keyboard.press("Space")
+    before = p.settle()
+    assert before is not None and before["pending"] == 0
+    stock_before = page.get_attribute('#me [data-pile="S"]', "aria-label")
+    page.reload()
+    wait_table(page)
+    after = p.settle()
+    assert after is not None
+    mine = ("seat", "nertz", "nertz_count", "waste", "work")
+    assert {k: after[k] for k in mine} == {k: before[k] for k in mine}
+    assert page.get_attribute('#me [data-pile="S"]', "aria-label") == stock_before
+    assert page.evaluate("() => window.nertz.S.you.player") == r["player"]
+    # And the seat still plays.
+    page.keyboard.press("Space")
+    assert p.settle()["waste"] is not None
+
+
+def test_an_uploaded_replay_file_plays_on_the_timeline(server: Any, new_page: Any) -> None:
+    demo = Path(__file__).resolve().parents[2] / "examples" / "demo.nertz.json"
+    page = new_page()
+    page.goto(server.base + "/")
+    page.set_input_files("#replay-file", str(demo))
+    page.wait_for_selector("#replay #replay-slider")
+    expected = replay.run(replay.load(demo)).to_json()
+    rounds = page.locator("#replay-round option").count()
+    assert rounds == len(expected["rounds"])
+    page.click("#replay-play")
+    page.wait_for_function("() => Number(document.querySelector('#replay-slider').value) >= 2")
+    page.click("#replay-play")  # pause
+    page.fill("#replay-slider", page.get_attribute("#replay-slider", "max"))
+    page.dispatch_event("#replay-slider", "input")
+    shown = replay_totals(page)
+    assert shown == expected["rounds"][0]["scores"]
