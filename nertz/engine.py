@@ -413,7 +413,7 @@ class Round:
             if not tab.waste:
                 raise self._illegal(seat, move, "the waste is empty")
             return tab.waste[-1]
-        k = int(src) - 1
+        k = move.work_src
         if k >= len(tab.work):
             raise self._illegal(
                 seat, move, f"there is no work pile {src} (this ruleset has {len(tab.work)})"
@@ -465,7 +465,7 @@ class Round:
             raise LostRace(str(move), seat, fi + 1, f.owners[-1], f.times[-1], t)
 
     def _check_work(self, seat: int, move: Move, tab: Tableau) -> int:
-        j = int(move.dst) - 1
+        j = move.work_dst
         n_work = len(tab.work)
         if j >= n_work:
             raise self._illegal(
@@ -477,7 +477,7 @@ class Round:
                 raise self._illegal(seat, move, "only a work pile's run can be split")
             moving = [self._source_card(seat, move, tab)]
         else:
-            k = int(src) - 1
+            k = move.work_src
             if k >= n_work:
                 raise self._illegal(
                     seat, move, f"there is no work pile {src} (this ruleset has {n_work})"
@@ -538,7 +538,7 @@ class Round:
             elif src == "W":
                 card = tab.waste.pop()
             else:
-                card = tab.work[int(src) - 1].pop()
+                card = tab.work[move.work_src].pop()
             started = target == NEW_FOUNDATION
             fi = self._place(card, seat, target, t)
             events.append(CardsMoved(seat, str(move), (card,), src, "F", fi + 1, started, t))
@@ -552,14 +552,14 @@ class Round:
                 moved = (tab.waste.pop(),)
                 dst.append(moved[0])
             else:
-                pile = tab.work[int(src) - 1]
-                i = tab.down[int(src) - 1] if move.card is None else pile.index(move.card)
+                pile = tab.work[move.work_src]
+                i = tab.down[move.work_src] if move.card is None else pile.index(move.card)
                 moved = tuple(pile[i:])
                 del pile[i:]
                 dst.extend(moved)
             events.append(CardsMoved(seat, str(move), moved, src, move.dst, 0, False, t))
         if src not in ("N", "W"):
-            k = int(src) - 1
+            k = move.work_src
             pile = tab.work[k]
             if pile and len(pile) == tab.down[k]:
                 tab.down[k] -= 1

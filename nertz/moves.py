@@ -72,9 +72,16 @@ class Move:
     stuck: str = ""
     text: str = field(default="", compare=False, repr=False)
     """The canonical notation, computed once: moves are shared values, printed often."""
+    work_src: int = field(default=-1, compare=False, repr=False)
+    """The source work pile as a 0-based index, or -1 when the source is not a work pile."""
+    work_dst: int = field(default=-1, compare=False, repr=False)
+    """The destination work pile as a 0-based index, or -1 for a foundation."""
 
     def __post_init__(self) -> None:
+        # Derived once here: the engine reads them on every move it checks and makes.
         object.__setattr__(self, "text", self._format())
+        object.__setattr__(self, "work_src", int(self.src) - 1 if self.src.isdigit() else -1)
+        object.__setattr__(self, "work_dst", int(self.dst) - 1 if self.dst.isdigit() else -1)
 
     def __str__(self) -> str:
         return self.text
@@ -91,16 +98,6 @@ class Move:
         if kind is Kind.TO_FOUNDATION:
             return f"{src}-F{self.foundation or ''}"
         return f"{src}-{self.dst}"
-
-    @property
-    def work_src(self) -> int:
-        """The source work pile as a 0-based index, or -1 when the source is not a work pile."""
-        return int(self.src) - 1 if self.src.isdigit() else -1
-
-    @property
-    def work_dst(self) -> int:
-        """The destination work pile as a 0-based index, or -1 for a foundation."""
-        return int(self.dst) - 1 if self.dst.isdigit() else -1
 
     @staticmethod
     def parse(text: str) -> Move:
@@ -176,11 +173,24 @@ STUCK_NERTZ: Final = Move(Kind.STUCK, stuck=NERTZ_PILE)
 """``STUCK N``: declare stuck, choosing to rotate the Nertz pile (``rotate_either``)."""
 
 
+_SHARED: dict[tuple[str, int, Card | None, bool], Move] = {}
+"""Moves are values: bots and playouts make the same few hundred again and again, so each is
+made once and shared (the set of possible moves is small and bounded)."""
+
+
 def to_foundation(src: str, foundation: int = 0) -> Move:
     """``src-F`` (foundation 0) or ``src-Fk``."""
-    return Move(Kind.TO_FOUNDATION, src=src, dst="F", foundation=foundation)
+    key = (src, foundation, None, True)
+    move = _SHARED.get(key)
+    if move is None:
+        move = _SHARED[key] = Move(Kind.TO_FOUNDATION, src=src, dst="F", foundation=foundation)
+    return move
 
 
 def to_work(src: str, dst: int, card: Card | None = None) -> Move:
     """``src-k`` onto work pile ``dst`` (1-based), or ``src:card-k`` for a partial run."""
-    return Move(Kind.TO_WORK, src=src, dst=str(dst), card=card)
+    key = (src, dst, card, False)
+    move = _SHARED.get(key)
+    if move is None:
+        move = _SHARED[key] = Move(Kind.TO_WORK, src=src, dst=str(dst), card=card)
+    return move

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from nertz.cards import Card
 from nertz.engine import NEW_FOUNDATION, Round
 from nertz.match import Match
 from nertz.moves import CALL, STUCK, STUCK_NERTZ, TURN, Kind, Move, to_foundation, to_work
 from nertz.replay import Recorder, ReplayFile
 from nertz.rules import Rules
+from nertz.state import Tableau
 
 MAX_ACTIONS = 20_000
 """A playout stops (the round stays ``open``) after this many actions: a safety net."""
@@ -35,8 +37,9 @@ def greedy_move(rnd: Round, seat: int) -> Move | None:
     work = tab.work
     down = tab.down
     n = len(work)
-    if tab.waste:
-        fi = fits(tab.waste[-1])
+    waste = tab.waste[-1] if tab.waste else None
+    if waste is not None:
+        fi = fits(waste)
         if fi != -2:
             return to_foundation("W", 0 if fi == NEW_FOUNDATION else fi + 1)
     for k in range(n):
@@ -44,15 +47,19 @@ def greedy_move(rnd: Round, seat: int) -> Move | None:
         if len(pile) > down[k]:
             fi = fits(pile[-1])
             if fi != -2:
-                return to_foundation(str(k + 1), 0 if fi == NEW_FOUNDATION else fi + 1)
+                return to_foundation(_NAMES[k], 0 if fi == NEW_FOUNDATION else fi + 1)
+    if rnd.rules.jokers:
+        return _greedy_to_work_wild(rnd, tab, top, waste)
     empty = -1
     for j in range(n):
         pile = work[j]
         if not pile:
             if empty < 0:
                 empty = j
-        elif rnd._fits_pile(pile, down[j], [top]):
-            return to_work("N", j + 1)
+        else:
+            last = pile[-1]
+            if last.rank == top.rank + 1 and last.red is not top.red:
+                return to_work("N", j + 1)
     if empty >= 0:
         return to_work("N", empty + 1)
     for k in range(n):
@@ -60,16 +67,49 @@ def greedy_move(rnd: Round, seat: int) -> Move | None:
         d = down[k]
         if len(pile) <= d:
             continue
-        run = pile[d:]
+        first = pile[d]
+        for j in range(n):
+            other = work[j]
+            if j != k and other:
+                last = other[-1]
+                if last.rank == first.rank + 1 and last.red is not first.red:
+                    return to_work(_NAMES[k], j + 1)
+    if waste is not None:
+        for j in range(n):
+            other = work[j]
+            if other:
+                last = other[-1]
+                if last.rank == waste.rank + 1 and last.red is not waste.red:
+                    return to_work("W", j + 1)
+    return None
+
+
+def _greedy_to_work_wild(rnd: Round, tab: Tableau, top: Card, waste: Card | None) -> Move | None:
+    """The work-pile steps of :func:`greedy_move` when jokers may sit in the runs."""
+    work = tab.work
+    down = tab.down
+    n = len(work)
+    for j in range(n):
+        if work[j] and rnd._fits_pile(work[j], down[j], [top]):
+            return to_work("N", j + 1)
+    for j in range(n):
+        if not work[j]:
+            return to_work("N", j + 1)
+    for k in range(n):
+        if len(work[k]) <= down[k]:
+            continue
+        run = work[k][down[k]:]
         for j in range(n):
             if j != k and work[j] and rnd._fits_pile(work[j], down[j], run):
-                return to_work(str(k + 1), j + 1)
-    if tab.waste:
-        card = tab.waste[-1]
+                return to_work(_NAMES[k], j + 1)
+    if waste is not None:
         for j in range(n):
-            if work[j] and rnd._fits_pile(work[j], down[j], [card]):
+            if work[j] and rnd._fits_pile(work[j], down[j], [waste]):
                 return to_work("W", j + 1)
     return None
+
+
+_NAMES = ("1", "2", "3", "4", "5")
 
 
 def play_round(
