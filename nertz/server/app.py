@@ -49,6 +49,9 @@ MAX_QUEUE = 2000
 MAX_REPLAY_BYTES = 8 * 1024 * 1024
 """The largest replay file the viewer accepts for upload."""
 
+FRAME_BATCH = 64
+"""At most this many queued messages share one WebSocket frame."""
+
 HELLO_TIMEOUT = 30.0
 """Seconds a new socket has to say hello."""
 
@@ -103,12 +106,28 @@ class Connection:
             self.queue.put_nowait(None)
 
     async def _write(self) -> None:
+        queue = self.queue
         try:
             while True:
-                data = await self.queue.get()
+                data = await queue.get()
                 if data is None:
                     break
-                await self.ws.send_text(data.decode())
+                if queue.empty():
+                    await self.ws.send_text(data.decode())
+                    continue
+                # Under load several messages wait: one frame carries them all, a line each
+                # (JSON text never holds a raw newline), which costs far less than a frame each.
+                batch = [data]
+                done = False
+                while not queue.empty() and len(batch) < FRAME_BATCH:
+                    item = queue.get_nowait()
+                    if item is None:
+                        done = True
+                        break
+                    batch.append(item)
+                await self.ws.send_text(b"\n".join(batch).decode())
+                if done:
+                    break
         except Exception:  # the peer went away; the reader side notices and detaches
             self.closed = True
         with contextlib.suppress(Exception):

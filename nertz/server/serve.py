@@ -23,5 +23,7 @@ def serve(host: str, port: int, db: str | None, allowed_origins: tuple[str, ...]
         ws_max_size=4 * MAX_MESSAGE_BYTES,
         ws_ping_interval=20,
         ws_ping_timeout=20,
+        # Table messages are small; compressing each costs more CPU than the bytes it saves.
+        ws_per_message_deflate=False,
     )
     return 0

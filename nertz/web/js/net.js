@@ -50,13 +50,17 @@ export class Connection {
       this.pingTimer = setInterval(() => this.ping(), 2000);
     };
     ws.onmessage = (ev) => {
-      let msg;
-      try { msg = JSON.parse(ev.data); } catch { return; }
-      if (typeof msg.v === 'number') this.v = msg.v;
-      if (msg.type === 'pong') {
-        this.rtt = Math.max(0, performance.now() - msg.sent);
+      // A frame carries one message or, under load, several, one per line.
+      for (const line of String(ev.data).split('\n')) {
+        if (!line) continue;
+        let msg;
+        try { msg = JSON.parse(line); } catch { continue; }
+        if (typeof msg.v === 'number') this.v = msg.v;
+        if (msg.type === 'pong') {
+          this.rtt = Math.max(0, performance.now() - msg.sent);
+        }
+        this.onMessage(msg);
       }
-      this.onMessage(msg);
     };
     ws.onclose = () => {
       clearInterval(this.pingTimer);

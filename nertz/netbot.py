@@ -1,0 +1,303 @@
+"""Bots over the network: the simulator's bots playing a seat through :mod:`nertz.client`.
+
+A :class:`NetworkBot` drives one :class:`~nertz.client.Client` with one bot of
+:mod:`nertz.bots` at a speed level of :mod:`nertz.bots.speed`: it reads its seat's view from the
+client's mirror (:meth:`Observation.from_view <nertz.bots.Observation.from_view>`), decides,
+waits the level's time for that move (``think_ms``), sends it and waits for the answer; with
+nothing to do it waits for the table to change, plus its reaction time (``react_ms``). This is
+the same loop the server runs for a bot it seats itself (:mod:`nertz.server.bots`), except that
+every move crosses the network and may lose a race to a faster hand.
+
+If its player is the room's host, the bot also keeps the room going: it starts the match once
+every seat is filled, deals the next round after a short pause and asks for a rematch when a
+match ends (while it has matches left to play). ``nertz bot`` (:func:`run_bot`) is the command
+line's front door; ``bench/server_load.py`` runs hundreds of these on one event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from nertz.bots import Observation, find_bot, find_speed
+from nertz.bots.base import Bot
+from nertz.bots.speed import SpeedProfile
+from nertz.client import Client, ClientError, Message, MoveResult
+from nertz.rules import Rules
+
+NETWORK_LEVELS: Final = ("beginner", "casual", "skilled", "expert")
+"""Speed levels a room accepts (``instant`` is for the simulator: the server throttles it)."""
+
+
+@dataclass(slots=True)
+class BotStats:
+    """What a network bot saw of its own moves (the load bench sums these)."""
+
+    sent: int = 0
+    acked: int = 0
+    races: int = 0
+    """Rejected with ``race``: another seat got the card there first."""
+    stale: int = 0
+    """Rejected after another seat's play changed the table since the decision (a race the
+    server did not name as one: the card's place was taken, a run was covered)."""
+    unexpected: int = 0
+    """Rejected with nothing changed by anyone else: the bot's view and the server disagree."""
+    errors: list[str] = field(default_factory=list)
+    """``error`` answers to moves (``too_fast``, ``no_round``...) and refused host commands."""
+    ack_ms: list[float] = field(default_factory=list)
+    """Move sent -> ack received, in ms (collected when ``keep_rtts`` is set)."""
+    rounds: int = 0
+    matches: int = 0
+
+
+class NetworkBot:
+    """One bot playing one seat over a :class:`Client` (already created or joined).
+
+    ``matches``: leave after this many finished matches (0: stay until stopped).
+    ``host_duties``: as host, start, deal and rematch. ``pause_s``: how long a host lets the
+    round's results stand before the next deal. ``on_answer`` hears every move's result.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        bot: str = "greedy",
+        level: str = "expert",
+        *,
+        matches: int = 0,
+        host_duties: bool = True,
+        countdown_ms: int = 3000,
+        pause_s: float = 2.0,
+        seed: int | str | None = None,
+        keep_rtts: bool = False,
+        on_answer: Callable[[MoveResult, bool], None] | None = None,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        if level not in NETWORK_LEVELS:
+            find_speed(level)  # an unknown name raises with the list of levels
+            raise ClientError(f"level {level!r} is for simulation; rooms take "
+                              f"{', '.join(NETWORK_LEVELS)}")
+        self.client = client
+        self.bot: Bot = find_bot(bot)()
+        self.speed: SpeedProfile = find_speed(level)
+        self.matches = matches
+        self.host_duties = host_duties
+        self.countdown_ms = countdown_ms
+        self.pause_s = pause_s
+        self.rng = random.Random(seed if seed is not None else f"{client.room_id}:{client.name}")
+        self.keep_rtts = keep_rtts
+        self.on_answer = on_answer
+        self.log = log
+        self.stats = BotStats()
+        self.stopped = False
+        self._rules_key: str | None = None
+        self._rules: Rules | None = None
+        self._round_key: tuple[Any, ...] | None = None
+        self._foreign = 0
+        self._counted: set[tuple[Any, ...]] = set()
+        self._host_asked: tuple[Any, ...] | None = None
+        client.listeners.append(self._hear)
+
+    # ------------------------------------------------------------------ listening
+
+    def _hear(self, msg: Message) -> None:
+        kind = msg.get("type")
+        if kind == "update" and msg.get("seat") != self.client.seat:
+            self._foreign += 1
+        elif kind == "round_over":
+            result = msg["result"]
+            match = (msg.get("room") or {}).get("match") or {}
+            key = (match.get("id"), result.get("round"))
+            if key not in self._counted:
+                self._counted.add(key)
+                self.stats.rounds += 1
+                if result.get("over"):
+                    self.stats.matches += 1
+                if self.log is not None:
+                    self._log_result(msg)
+        elif kind == "error" and msg.get("id") is None:
+            self.stats.errors.append(f"{msg.get('code')}: {msg.get('message')}")
+
+    def _log_result(self, msg: Message) -> None:
+        assert self.log is not None
+        result = msg["result"]
+        room = msg.get("room") or {}
+        names = {p["seat"]: p["name"] for p in room.get("players", ()) if p.get("seat") is not None}
+        scores = ", ".join(f"{names.get(s, s)} {v:+d}" for s, v in enumerate(result["scores"]))
+        line = f"round {result['round']} ({result['ended']}): {scores}"
+        if result.get("over"):
+            w = result.get("winner")
+            line += "; match over: " + ("a tie" if w is None else f"{names.get(w, w)} wins")
+        self.log(line)
+
+    # ------------------------------------------------------------------ the loop
+
+    def rules(self) -> Rules:
+        """The room's rules (parsed once per distinct ruleset)."""
+        room = self.client.room
+        spec = room["rules"] if room is not None else "pagat"
+        key = json.dumps(spec, sort_keys=True)
+        if key != self._rules_key or self._rules is None:
+            self._rules = Rules.from_spec(spec)
+            self._rules_key = key
+        return self._rules
+
+    def stop(self) -> None:
+        """Ask the bot to leave its loop at the next step."""
+        self.stopped = True
+
+    async def run(self) -> None:
+        """Play until stopped, the match count is reached, or the connection is gone."""
+        client = self.client
+        while not self.stopped and not client.closed:
+            if self.matches and self.stats.matches >= self.matches:
+                return
+            phase = client.phase
+            table = client.table
+            if (phase == "playing" and table is not None and table.get("ended") is None
+                    and client.seat is not None):
+                await self._step(table)
+                continue
+            if self.host_duties and client.is_host:
+                await self._host_step(phase)
+            await client.wait_changed(1.0)
+        if client.kicked:
+            raise ClientError("the host removed this bot from the room")
+
+    async def _step(self, table: Message) -> None:
+        client = self.client
+        seat = client.seat
+        assert seat is not None
+        rules = self.rules()
+        match = (client.room or {}).get("match") or {}
+        round_key = (match.get("id"), match.get("round"))
+        if round_key != self._round_key:
+            self._round_key = round_key
+            self.bot.start(seat, rules, f"{client.room_id}:{match.get('id')}:"
+                                        f"{match.get('round')}:{seat}")
+        obs = Observation.from_view(table, rules, t=int(table.get("t") or 0))
+        # The view does not count resets; the greedy bot's idle logic starts afresh after one.
+        obs.round.resets = client.mirror.resets
+        move = self.bot.decide(obs)
+        if move is None:
+            await client.wait_changed(2.0)
+            await asyncio.sleep(self.speed.react_ms(self.rng) / 1000)
+            return
+        foreign = self._foreign
+        await asyncio.sleep(self.speed.think_ms(move, self.rng) / 1000)
+        if (client.phase != "playing" or client.closed or client.table is None
+                or client.table.get("ended") is not None):
+            return
+        current = (client.room or {}).get("match") or {}
+        if (current.get("id"), current.get("round")) != round_key:
+            return
+        self.stats.sent += 1
+        try:
+            result = await client.play(str(move))
+        except (ClientError, TimeoutError) as exc:
+            if client.closed:
+                return
+            self.stats.errors.append(f"no answer to {move}: {exc}")
+            return
+        self._count(result, self._foreign != foreign)
+
+    def _count(self, result: MoveResult, others_moved: bool) -> None:
+        s = self.stats
+        expected = True
+        if result.ok:
+            s.acked += 1
+            if self.keep_rtts:
+                s.ack_ms.append(result.rtt_ms)
+        elif result.race is not None:
+            s.races += 1
+        elif result.code is not None and result.code != "race":
+            # An error naming the move: too fast, no round (the round ended meanwhile).
+            if result.code == "no_round":
+                s.stale += 1
+            else:
+                s.errors.append(f"{result.code}: {result.error}")
+                expected = False
+        elif others_moved:
+            s.stale += 1
+        else:
+            s.unexpected += 1
+            expected = False
+        if self.on_answer is not None:
+            self.on_answer(result, expected)
+
+    async def _host_step(self, phase: str | None) -> None:
+        client = self.client
+        room = client.room
+        if room is None:
+            return
+        match = room.get("match") or {}
+        key = (phase, match.get("id"), match.get("round"))
+        if key == self._host_asked:
+            return
+        if phase == "lobby":
+            filled = {p["seat"] for p in room["players"]
+                      if p.get("seat") is not None and p.get("hand", 0) == 0}
+            if len(filled) < room["seats"]:
+                return
+            self._host_asked = key
+            await client.start(self.countdown_ms)
+        elif phase == "round_over":
+            self._host_asked = key
+            await asyncio.sleep(self.pause_s)
+            if client.phase == "round_over":
+                await client.next_round()
+        elif phase == "match_over":
+            if self.matches and self.stats.matches >= self.matches:
+                return
+            self._host_asked = key
+            await asyncio.sleep(self.pause_s)
+            if client.phase == "match_over":
+                await client.rematch()
+
+
+# --------------------------------------------------------------------------- nertz bot
+
+
+async def run_bot(
+    url: str,
+    level: str,
+    bot: str = "greedy",
+    name: str | None = None,
+    matches: int = 0,
+    say: Callable[[str], None] | None = None,
+) -> int:
+    """``nertz bot``: join the room at ``url`` as ``name`` and play until the match count is
+    reached (0: until stopped). Raises :class:`ClientError` with a one-line message on a bad URL,
+    an unreachable server or a refused join."""
+    if level not in NETWORK_LEVELS:
+        find_speed(level)
+        raise ClientError(f"level {level!r} is for simulation; rooms take "
+                          f"{', '.join(NETWORK_LEVELS)}")
+    find_bot(bot)
+    if say is None:
+        def say(line: str) -> None:
+            print(line, flush=True)
+    display = name or f"{level.title()} {bot} bot"
+    client = await Client.join(url, display)
+    await client.connect()
+    try:
+        room = client.room or {}
+        seat = client.seat
+        where = f"seat {seat + 1}" if seat is not None else "as a spectator (no free seat)"
+        say(f"nertz bot: {display} joined room {room.get('code', client.room_id)}, {where}"
+            + (" (host)" if client.is_host else ""))
+        player = NetworkBot(client, bot, level, matches=matches, log=say)
+        await player.run()
+        s = player.stats
+        say(f"nertz bot: {s.acked} moves played, {s.races} races lost, "
+            f"{s.rounds} rounds, {s.matches} matches")
+    finally:
+        await client.close()
+    return 0
+
+
+__all__ = ["NETWORK_LEVELS", "BotStats", "NetworkBot", "run_bot"]

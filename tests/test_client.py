@@ -1,0 +1,311 @@
+"""The Python client, ``nertz bot`` and the load bench, against a real ``nertz serve`` process.
+
+One server process serves the module (a fresh SQLite file); every test opens its own rooms.
+Rooms use short rules (three-card Nertz piles, one round) so that whole matches take seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from nertz.client import Client, ClientError, apply_update, parse_room_url
+from nertz.netbot import NetworkBot
+
+ROOT = Path(__file__).resolve().parent.parent
+SHORT = {"preset": "pagat", "nertz_pile_size": 3, "rounds": 1}
+"""A match of one quick round."""
+
+
+def run(coro: Coroutine[Any, Any, Any]) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 60))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``nertz serve`` in a subprocess; yields its base URL."""
+    port = _free_port()
+    db = tmp_path_factory.mktemp("client") / "nertz.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nertz.cli", "serve", "--port", str(port), "--db",
+         f"sqlite:///{db}"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("nertz serve did not start")
+            time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+async def _two_players(base: str, rules: Any = SHORT) -> tuple[Client, Client]:
+    host = await Client.create_room(base, "Ann", rules, seats=2, ping_interval=None)
+    await host.connect()
+    code = (host.room or {})["code"]
+    ben = await Client.join(f"{base}/r/{code}", "Ben", ping_interval=None)
+    await ben.connect()
+    return host, ben
+
+
+async def _playing(host: Client, ben: Client) -> None:
+    await host.wait_for(lambda c: len((c.room or {})["players"]) == 2)
+    await host.start(0)
+    for c in (host, ben):
+        await c.wait_for(lambda c: c.phase == "playing")
+
+
+# --------------------------------------------------------------------------- addresses
+
+
+def test_room_urls_in_every_form() -> None:
+    assert parse_room_url("http://h:8000/r/AB12CD").key == "AB12CD"
+    assert parse_room_url("http://h:8000/r/AB12CD").base == "http://h:8000"
+    assert parse_room_url("h:8000/r/AB12CD").base == "http://h:8000"
+    assert parse_room_url("https://x.org/nertz/api/rooms/0a1b/join").base == "https://x.org/nertz"
+    assert parse_room_url("https://x.org/nertz/api/rooms/0a1b/join").key == "0a1b"
+    assert parse_room_url("ws://h:1/ws/0a1b") == parse_room_url("http://h:1/api/rooms/0a1b")
+    assert parse_room_url("wss://h/ws/0a1b").ws_base == "wss://h"
+    assert parse_room_url("http://h:8000/").key is None
+    for bad in ("", "ftp://h/r/X", "http:///r/X", "http://h:99999/r/X", "http://h/r/"):
+        with pytest.raises(ClientError):
+            parse_room_url(bad)
+
+
+def test_an_update_replaces_tableaus_and_foundations() -> None:
+    table: dict[str, Any] = {
+        "seat": 0, "tableaus": [{"seat": 0, "stuck": ""}, {"seat": 1, "stuck": ""}],
+        "foundations": [{"number": 1, "cards": ["AS"], "owners": [0], "finished": False}],
+        "ended": None, "called_by": None, "t": 0,
+    }
+    apply_update(table, {
+        "tableaus": [{"seat": 1, "stuck": "S", "nertz_count": 4}],
+        "foundations": [{"number": 1, "cards": ["AS", "2S"], "owners": [0, 1],
+                         "finished": False},
+                        {"number": 2, "cards": ["AH"], "owners": [1], "finished": False}],
+        "ended": None, "called_by": None, "t": 1500,
+    })
+    assert table["tableaus"][1]["nertz_count"] == 4
+    assert [f["cards"] for f in table["foundations"]] == [["AS", "2S"], ["AH"]]
+    assert table["t"] == 1500
+    assert table["stuck_flags"] == [False, True]
+
+
+# --------------------------------------------------------------------------- the client
+
+
+def test_create_join_hello_play_ack_and_reject(server: str) -> None:
+    async def go() -> None:
+        host, ben = await _two_players(server)
+        assert host.is_host and not ben.is_host
+        assert (host.seat, ben.seat) == (0, 1)
+        assert host.phase == "lobby"
+        await _playing(host, ben)
+        assert host.table is not None and host.table["seat"] == 0
+        assert ben.table is not None and ben.table["seat"] == 1
+        before = host.table["tableaus"][0]["stock_count"]
+        result = await host.play("T")
+        assert result.ok and result.v is not None and result.rtt_ms > 0
+        assert host.version == result.v  # the update came before its ack
+        assert host.table["tableaus"][0]["stock_count"] == before - 3
+        await ben.wait_for(lambda c: c.version == result.v)
+        assert ben.table["tableaus"][0] == host.table["tableaus"][0]
+        malformed = await host.play("Q-Z")
+        assert not malformed.ok and "not a move" in (malformed.error or "")
+        illegal = await ben.play("5-F")
+        assert not illegal.ok and "work pile 5" in (illegal.error or "")
+        assert host.version == result.v  # nothing changed
+        spectator = await Client.join(server, "Cat", room=host.room_id, spectator=True,
+                                      ping_interval=None)
+        await spectator.connect()
+        assert spectator.seat is None
+        assert spectator.table is not None and spectator.table["tableaus"] == \
+            host.table["tableaus"]
+        for c in (host, ben, spectator):
+            await c.close()
+
+    run(go())
+
+
+def test_ping_measures_the_round_trip(server: str) -> None:
+    async def go() -> None:
+        host = await Client.create_room(server, "Ann", SHORT, seats=2, ping_interval=0.05)
+        await host.connect()
+        rtt = await host.ping()
+        assert 0 < rtt < 1000
+        await host.wait_for(lambda c: len(c.rtts) >= 3, timeout=5)  # the background pinger
+        stats = host.rtt_stats()
+        assert stats["min"] <= stats["mean"] <= stats["max"]
+        await host.close()
+
+    run(go())
+
+
+def test_host_commands_and_refusals(server: str) -> None:
+    async def go() -> None:
+        host, ben = await _two_players(server, "pagat")
+        await ben.start(0)  # not the host: refused with an error, connection stays up
+        await ben.wait_for(lambda c: any(e.get("code") == "not_host" for e in c.errors))
+        await host.ready()
+        await ben.wait_for(lambda c: any(p["ready"] for p in (c.room or {})["players"]))
+        await host.kick(ben.player or "")
+        await ben.wait_for(lambda c: c.kicked or c.closed)
+        assert ben.kicked
+        await host.add_bot(level="expert")
+        await host.wait_for(lambda c: any(p["bot"] for p in (c.room or {})["players"]))
+        await host.close()
+        await ben.close()
+        with pytest.raises(ClientError):
+            await Client.join(server, "Dan", room="NOSUCH")
+
+    run(go())
+
+
+def test_reconnect_catches_up_with_since_and_resends_moves(server: str) -> None:
+    async def go() -> None:
+        host, ben = await _two_players(server)
+        await _playing(host, ben)
+        await host.drop_connection()
+        # While the host is away: the other seat plays, and the host's own move waits.
+        assert (await ben.play("T")).ok
+        pending = await host.submit("T")
+        result = await asyncio.wait_for(pending, 10)
+        assert result.ok
+        await host.wait_for(lambda c: c.version == ben.version)
+        assert host.reconnects == 1
+        assert host.table is not None and ben.table is not None
+        assert host.table["tableaus"] == ben.table["tableaus"]
+        assert host.table["seat"] == 0
+        # The same id again is answered, not applied twice.
+        again = await host.submit("T", action_id=result.id)
+        assert (await again).v == result.v
+        for c in (host, ben):
+            await c.close()
+
+    run(go())
+
+
+def test_mirrors_match_a_fresh_state_after_bots_play(server: str) -> None:
+    async def go() -> None:
+        host = await Client.create_room(server, "Ann", "pagat", seats=3, ping_interval=None)
+        clients = [host] + [await Client.join(server, n, room=host.room_id, ping_interval=None)
+                            for n in ("Ben", "Cat")]
+        for c in clients:
+            await c.connect()
+        bots = [NetworkBot(c, "greedy", "expert", countdown_ms=0) for c in clients]
+        tasks = [asyncio.create_task(b.run()) for b in bots]
+        await host.wait_for(lambda c: c.phase == "playing", timeout=10)
+        await asyncio.sleep(3)
+        for b in bots:
+            b.stop()
+        await asyncio.gather(*tasks)
+        await asyncio.sleep(0.3)  # answers in flight land
+        assert sum(b.stats.acked for b in bots) > 5
+        assert sum(b.stats.unexpected for b in bots) == 0
+        watcher = await Client.join(server, "Eve", room=host.room_id, spectator=True,
+                                    ping_interval=None)
+        await watcher.connect()
+        fresh = watcher.table
+        assert fresh is not None
+        for c in clients:
+            assert c.version == watcher.version
+            assert c.table is not None
+            for key in ("tableaus", "foundations", "ended", "called_by"):
+                assert c.table[key] == fresh[key], key
+        for c in [*clients, watcher]:
+            await c.close()
+
+    run(go())
+
+
+# --------------------------------------------------------------------------- nertz bot
+
+
+def _nertz(*args: str) -> list[str]:
+    return [sys.executable, "-m", "nertz.cli", *args]
+
+
+def test_nertz_bots_fill_a_room_and_finish_a_match(server: str) -> None:
+    room = httpx.post(server + "/api/rooms", json={"rules": SHORT, "seats": 3}).json()
+    procs = [
+        subprocess.Popen(_nertz("bot", "--url", room["url"], "--level", "expert",
+                                "--name", f"Bot {i}", "--matches", "1"),
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for i in range(3)
+    ]
+    outs = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=60)
+            outs.append(out)
+            assert p.returncode == 0, err
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    for out in outs:
+        assert "joined room" in out and "match over" in out
+    assert sum("(host)" in out for out in outs) == 1
+    info = httpx.get(f"{server}/api/rooms/{room['code']}").json()
+    assert info["phase"] == "match_over" and info["matches"]
+    played = sum(int(out.rsplit("nertz bot: ", 1)[1].split()[0]) for out in outs)
+    assert played > 0
+    replay = httpx.get(f"{server}/api/matches/{info['matches'][0]}/replay").json()
+    assert len(replay["rounds"]) == 1 and replay["rounds"][0]["moves"]
+
+
+def test_nertz_bot_bad_url_or_no_server_is_one_line(server: str) -> None:
+    for url, says in (("nope://x", "not a room URL"),
+                      (f"http://127.0.0.1:{_free_port()}/r/ABC", "cannot reach"),
+                      (f"{server}/r/NOSUCH", "no room")):
+        p = subprocess.run(_nertz("bot", "--url", url, "--level", "expert"), cwd=ROOT,
+                           capture_output=True, text=True, timeout=30)
+        assert p.returncode == 2
+        assert p.stderr.count("\n") == 1 and says in p.stderr, p.stderr
+    p = subprocess.run(_nertz("bot", "--url", server + "/r/X", "--level", "instant"), cwd=ROOT,
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2 and "for simulation" in p.stderr
+
+
+# --------------------------------------------------------------------------- the load bench
+
+
+def test_load_bench_runs_small_and_reports_json() -> None:
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "server_load.py"), "--rooms", "2", "--seconds",
+         "3", "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=90,
+    )
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    assert report["rooms"] == 2 and report["clients"] == 8
+    assert report["errors"] == 0, report.get("error_samples")
+    assert report["moves_per_second"] > 0
+    assert 0 < report["rtt_ms"]["p50"] <= report["rtt_ms"]["p99"]
+    assert report["server_rss_mb"] > 10
