@@ -61,6 +61,9 @@ matches = sa.Table(
 )
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+BATCH_WINDOW = 0.004
+"""Seconds a busy store waits to gather appends into one commit (an idle one commits at once)."""
 """Where the Alembic scripts live."""
 
 
@@ -182,9 +185,16 @@ class Store:
         await self.append_nowait(room_id, seq, kind, data)
 
     async def _write_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        last = 0.0
         while True:
             await self._wake.wait()
             self._wake.clear()
+            if loop.time() - last < BATCH_WINDOW * 4 and not self._closed:
+                # Busy: let a few milliseconds' worth of actions join this commit. A commit
+                # costs far more than a row, so this is what lets hundreds of tables write.
+                await asyncio.sleep(BATCH_WINDOW)
+            last = loop.time()
             while self._pending:
                 batch, self._pending = self._pending, []
                 try:

@@ -39,7 +39,7 @@ from nertz.events import (
     StuckDeclared,
 )
 from nertz.match import Match, RoundResult
-from nertz.moves import Move
+from nertz.moves import Kind, Move
 from nertz.replay import Recorder
 from nertz.rules import Rules
 from nertz.server import protocol
@@ -196,6 +196,11 @@ class Table:
     ) -> Table:
         """Rebuild a room from its log, then pick up its clocks where they stopped."""
         table = cls(store, room_id, code, rules, seats)
+        # Versions number one process's broadcasts, and a client may still hold one from the
+        # process before: start above any it can have reached (that would take more than one
+        # broadcast a millisecond), so an old ``since`` gets the whole state, never a history
+        # that does not follow from it.
+        table.version = int(time.time() * 1000)
         table._replaying = True
         for entry in entries:
             table._apply(entry.kind, entry.data)
@@ -384,6 +389,12 @@ class Table:
         self.round.play(data["s"], move, t, data.get("h"))
         self.recorder.record(t, data["s"], move, data.get("h"))
         self.last_t = max(self.last_t, t)
+        player = self.players.get(data.get("p", ""))
+        if "id" in data and player is not None:
+            # A client that lost the ack when the server went down resends the action: it gets
+            # the answer again (its move is in the state it gets now), not a second application.
+            self._remember(player, data["id"], protocol.encode(
+                {"type": "ack", "id": data["id"], "move": data["m"], "t": t, "v": self.version}))
 
     def _on_reset(self, data: dict[str, Any]) -> None:
         assert self.round is not None
@@ -459,6 +470,10 @@ class Table:
         if player is not None:
             player.sockets += 1
             player.left_at = None
+        self._catch_up(sink, player, since)
+        self._broadcast_lobby_if(player)
+
+    def _catch_up(self, sink: Sink, player: Player | None, since: int | None) -> None:
         oldest = self.history[0][0] if self.history else self.version + 1
         if since is not None and oldest - 1 <= since <= self.version:
             # Close enough: replay the broadcasts it missed (all public, the same for everyone).
@@ -469,7 +484,6 @@ class Table:
                                        "you": self._you(player)}))
         else:
             sink.send(protocol.encode(self.snapshot(player)))
-        self._broadcast_lobby_if(player)
 
     def _broadcast_lobby_if(self, player: Player | None) -> None:
         if player is not None and player.sockets == 1:
@@ -497,11 +511,9 @@ class Table:
         self._broadcast_lobby()
 
     def resync(self, sink: Sink, player: Player | None, since: int | None) -> None:
-        """Answer a ``sync``: the missed broadcasts, or the whole state."""
-        self.sinks.pop(sink, None)
-        if player is not None:
-            player.sockets -= 1
-        self.attach(sink, player, since)
+        """Answer a ``sync``: the missed broadcasts, or the whole state (the socket stays
+        attached: nothing changes for the others, so nothing is broadcast)."""
+        self._catch_up(sink, player, since)
 
     def report_rtt(self, player: Player, rtt: float) -> None:
         """A client's measured round trip; the table shows each seat's latency."""
@@ -775,8 +787,11 @@ class Table:
                 self._queue(reply, data)
             return
         # Applied in memory; log it (the entry replays the same move), publish after commit.
-        self._log_applied("move", {"p": player.id, "s": player.seat, "h": hand,
-                                   "m": str(move), "t": t})
+        entry: dict[str, Any] = {"p": player.id, "s": player.seat, "h": hand, "m": str(move),
+                                 "t": t}
+        if player.bot is None:
+            entry["id"] = action_id  # bots number their actions afresh in each process
+        self._log_applied("move", entry)
         assert self.recorder is not None
         self.recorder.record(t, player.seat, move, hand)
         self.last_t = max(self.last_t, t)
@@ -786,7 +801,7 @@ class Table:
         self._remember(player, action_id, ack)
         if reply is not None:
             self._queue(reply, ack)
-        self._after_change()
+        self._after_change(move)
 
     def _log_applied(self, kind: str, data: dict[str, Any]) -> None:
         # The move is already applied (applying it is how it was checked); store it as is.
@@ -856,7 +871,7 @@ class Table:
             "called_by": rnd.called_by,
         }
 
-    def _after_change(self) -> None:
+    def _after_change(self, move: Move | None = None) -> None:
         """After a move: end the round if it ended; reset at once if every seat is stuck."""
         rnd = self.round
         if rnd is None or self.phase != "playing":
@@ -864,6 +879,8 @@ class Table:
         if rnd.ended is not None:
             self._after_end()
             return
+        if move is not None and move.kind is Kind.TURN:
+            return  # turning changes nobody's stuckness: the look-ahead covers every turn
         if rnd.all_stuck():
             t = self.now_t()
             self._log("reset", {"t": t})
