@@ -392,7 +392,7 @@ def create_app(
             elif isinstance(msg, protocol.Rematch):
                 table.start(player, 3000, rematch=True)
             elif isinstance(msg, protocol.NextRound):
-                table.next_round(player)
+                table.next_round(player, msg.countdown_ms)
             elif isinstance(msg, protocol.BotSeat):
                 table.bot_seat(player, msg.seat, msg.bot, msg.level)
             elif isinstance(msg, protocol.Hello):

@@ -95,7 +95,9 @@ class Start(msgspec.Struct, tag="start", forbid_unknown_fields=True):
 
 
 class NextRound(msgspec.Struct, tag="next_round", forbid_unknown_fields=True):
-    """Host: deal the next round of the match."""
+    """Host: deal the next round of the match, after a countdown of ``countdown_ms``."""
+
+    countdown_ms: int = 2000
 
 
 class Rematch(msgspec.Struct, tag="rematch", forbid_unknown_fields=True):

@@ -132,7 +132,7 @@ class CommandError(Exception):
 @dataclass(slots=True)
 class _Outgoing:
     fut: asyncio.Future[None] | None
-    sends: list[tuple[Sink | None, bytes]]
+    sends: list[tuple[Sink | None, bytes, int]]
 
 
 BotStarter = Callable[["Table", Player], None]
@@ -163,6 +163,7 @@ class Table:
         self.version = 0
         self.history: deque[tuple[int, bytes]] = deque(maxlen=HISTORY)
         self.sinks: dict[Sink, str | None] = {}
+        self._sink_from: dict[Sink, int] = {}
         self.round_t0 = 0.0
         self.last_t = 0
         self.countdown_ms = 0
@@ -273,19 +274,21 @@ class Table:
             self._outbox.popleft()
             if head.fut is not None and head.fut.exception() is not None:
                 continue
-            for sink, data in head.sends:
+            for sink, data, version in head.sends:
                 if sink is None:
                     for s in list(self.sinks):
-                        s.send(data)
+                        # A socket that joined later got this change in its catch-up already.
+                        if self._sink_from.get(s, 0) < version:
+                            s.send(data)
                 else:
                     sink.send(data)
 
-    def _queue(self, sink: Sink | None, data: bytes) -> None:
+    def _queue(self, sink: Sink | None, data: bytes, version: int = 0) -> None:
         """Send after everything logged so far is committed (in order)."""
         if self._outbox:
-            self._outbox[-1].sends.append((sink, data))
+            self._outbox[-1].sends.append((sink, data, version))
         else:
-            self._outbox.append(_Outgoing(None, [(sink, data)]))
+            self._outbox.append(_Outgoing(None, [(sink, data, version)]))
             self._flush()
 
     def _broadcast(self, message: dict[str, Any]) -> None:
@@ -293,7 +296,7 @@ class Table:
         message["v"] = self.version
         data = protocol.encode(message)
         self.history.append((self.version, data))
-        self._queue(None, data)
+        self._queue(None, data, self.version)
         self.changed.set()
         self.changed = asyncio.Event()
 
@@ -474,16 +477,20 @@ class Table:
         self._broadcast_lobby_if(player)
 
     def _catch_up(self, sink: Sink, player: Player | None, since: int | None) -> None:
+        # What the socket gets covers every change made so far, stored or not; so it goes out
+        # through the outbox, after those changes are committed, and the broadcasts of those
+        # same changes still waiting there skip this socket.
+        self._sink_from[sink] = self.version
         oldest = self.history[0][0] if self.history else self.version + 1
         if since is not None and oldest - 1 <= since <= self.version:
             # Close enough: replay the broadcasts it missed (all public, the same for everyone).
             for v, data in self.history:
                 if v > since:
-                    sink.send(data)
-            sink.send(protocol.encode({"type": "caught_up", "v": self.version,
-                                       "you": self._you(player)}))
+                    self._queue(sink, data)
+            self._queue(sink, protocol.encode({"type": "caught_up", "v": self.version,
+                                               "you": self._you(player)}))
         else:
-            sink.send(protocol.encode(self.snapshot(player)))
+            self._queue(sink, protocol.encode(self.snapshot(player)))
 
     def _broadcast_lobby_if(self, player: Player | None) -> None:
         if player is not None and player.sockets == 1:
@@ -492,6 +499,7 @@ class Table:
     def detach(self, sink: Sink) -> None:
         """A socket closed. The seat waits :data:`RECONNECT_SECONDS` for its player."""
         pid = self.sinks.pop(sink, None)
+        self._sink_from.pop(sink, None)
         p = self.players.get(pid) if pid is not None else None
         if p is not None:
             p.sockets = max(0, p.sockets - 1)
@@ -681,7 +689,12 @@ class Table:
         self._broadcast_lobby()
 
     def set_ready(self, by: Player, ready: bool) -> None:
-        """A player says they are ready (shown in the lobby)."""
+        """A seated player says they are ready (shown in the lobby, between matches)."""
+        if by.seat is None:
+            raise CommandError("not_seated", "only seated players say they are ready")
+        if self.phase not in ("lobby", "match_over"):
+            raise CommandError("bad_phase", "ready counts only between matches")
+        self._throttle(by)
         self._log("ready", {"player": by.id, "ready": ready})
         self._broadcast_lobby()
 

@@ -1,0 +1,173 @@
+"""Reconnecting: within the window a player has their seat and view back; after it the seat is
+vacant and the host may hand it to a bot; catching up never spans two server processes."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from server_support import (
+    ask,
+    create_room,
+    hello,
+    join,
+    public,
+    quiet,
+    recv,
+    recv_until,
+    wait_phase,
+)
+from starlette.testclient import TestClient
+
+import nertz.server.table as table_module
+from nertz.server.app import create_app
+
+
+def players(client: TestClient, room: str) -> dict[str, dict[str, object]]:
+    return {p["name"]: p for p in client.get(f"/api/rooms/{room}").json()["players"]}
+
+
+def test_reconnect_within_the_window(client: TestClient) -> None:
+    ann = create_room(client)
+    bob = join(client, ann.room, "Bob")
+    with client.websocket_connect(f"/ws/{ann.room}") as a:
+        hello(a, ann.token)
+        with client.websocket_connect(f"/ws/{ann.room}") as b:
+            hello(b, bob.token)
+            a.send_json({"type": "start", "countdown_ms": 0})
+            wait_phase(b, "playing")
+            assert ask(b, {"type": "play", "id": "b1", "move": "T"})["type"] == "ack"
+            b.send_json({"type": "sync", "since": None})
+            seen = recv_until(b, "state")[0]
+        gone = players(client, ann.room)["Bob"]
+        assert gone["connected"] is False and gone["vacant"] is False
+        for i in range(3):
+            assert ask(a, {"type": "play", "id": f"a{i}", "move": "T"})["type"] == "ack"
+        a.send_json({"type": "sync", "since": None})
+        truth = recv_until(a, "state")[0]
+        with client.websocket_connect(f"/ws/{ann.room}") as b:
+            back = hello(b, bob.token)
+            assert back["type"] == "state"
+            assert back["you"] == seen["you"] and back["you"]["seat"] == 1
+            assert back["table"]["seat"] == 1
+            assert public(back["table"]) == public(truth["table"])
+            assert back["table"]["tableaus"][1] == seen["table"]["tableaus"][1]  # his, as left
+            assert ask(b, {"type": "play", "id": "b2", "move": "T"})["type"] == "ack"
+            # His old action id is still his: answered again, not applied again.
+            assert ask(b, {"type": "play", "id": "b1", "move": "T"})["move"] == "T"
+        assert players(client, ann.room)["Bob"]["connected"] is False
+
+
+@pytest.mark.usefixtures("fast_bots")
+def test_vacant_seat_goes_to_a_bot(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(table_module, "RECONNECT_SECONDS", 0.3)
+    ann = create_room(client, {"preset": "pagat", "nertz_pile_size": 10})
+    bob = join(client, ann.room, "Bob")
+    with client.websocket_connect(f"/ws/{ann.room}") as a:
+        hello(a, ann.token)
+        with client.websocket_connect(f"/ws/{ann.room}") as b:
+            hello(b, bob.token)
+            a.send_json({"type": "start", "countdown_ms": 0})
+            wait_phase(b, "playing")
+        m = ask(a, {"type": "bot_seat", "seat": 1, "bot": "greedy", "level": "expert"})
+        assert m["code"] == "seat_taken"  # Bob may still come back
+        m = ask(a, {"type": "bot_seat", "seat": 0, "bot": "greedy", "level": "expert"})
+        assert m["code"] == "seat_taken"  # Ann is here
+        deadline = time.monotonic() + 5
+        while not players(client, ann.room)["Bob"]["vacant"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        quiet(a)
+        a.send_json({"type": "bot_seat", "seat": 1, "bot": "greedy", "level": "expert"})
+        room = recv_until(a, "room")[0]["room"]
+        seat1 = [p for p in room["players"] if p["seat"] == 1]
+        assert len(seat1) == 1 and seat1[0]["bot"] == "greedy" and seat1[0]["level"] == "expert"
+        assert "Bob" not in [p["name"] for p in room["players"]]
+        update = recv_until(a, "update", seat=1)[0]  # the bot plays Bob's cards
+        assert update["tableaus"][0]["seat"] == 1
+    with client.websocket_connect(f"/ws/{ann.room}") as b:
+        assert hello(b, bob.token)["code"] == "bad_token"
+
+
+def test_vacant_host_passes_the_host_on(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(table_module, "RECONNECT_SECONDS", 0.2)
+    ann = create_room(client)
+    bob = join(client, ann.room, "Bob")
+    with client.websocket_connect(f"/ws/{ann.room}") as b:
+        hello(b, bob.token)
+        with client.websocket_connect(f"/ws/{ann.room}") as a:
+            hello(a, ann.token)
+            a.send_json({"type": "start", "countdown_ms": 0})
+            wait_phase(b, "playing")
+        deadline = time.monotonic() + 5
+        while client.get(f"/api/rooms/{ann.room}").json()["host"] != bob.player:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        quiet(b)
+        b.send_json({"type": "bot_seat", "seat": 0, "bot": "random", "level": "casual"})
+        room = recv_until(b, "room")[0]["room"]
+        assert [p["bot"] for p in room["players"] if p["seat"] == 0] == ["random"]
+
+
+def test_since_from_before_a_restart_gets_the_whole_state(db_url: str) -> None:
+    """Versions number one process's broadcasts: a ``since`` that a client kept from before the
+    server restarted must never be bridged by the new process's history."""
+    with TestClient(create_app(db_url)) as client:
+        ann = create_room(client)
+        bob = join(client, ann.room, "Bob")
+        with client.websocket_connect(f"/ws/{ann.room}") as a, \
+                client.websocket_connect(f"/ws/{ann.room}") as b:
+            hello(a, ann.token)
+            hello(b, bob.token)
+            a.send_json({"type": "start", "countdown_ms": 0})
+            wait_phase(b, "playing")
+            b.send_json({"type": "sync", "since": None})
+            bobs = recv_until(b, "state")[0]
+        view, since = bobs["table"], bobs["v"]
+    with TestClient(create_app(db_url)) as client, \
+            client.websocket_connect(f"/ws/{ann.room}") as a:  # the server restarted
+        hello(a, ann.token)
+        assert ask(a, {"type": "play", "id": "t", "move": "T"})["type"] == "ack"
+        with client.websocket_connect(f"/ws/{ann.room}") as b:
+            b.send_json({"type": "hello", "token": bob.token, "since": since})
+            missed: list[dict[str, object]] = []
+            while (m := recv(b))["type"] not in ("state", "caught_up"):
+                missed.append(m)
+            assert m["type"] == "state", (
+                f"a since from before the restart was bridged by this process's history: "
+                f"{[x['type'] for x in missed]}"
+            )
+            a.send_json({"type": "sync", "since": None})
+            truth = recv_until(a, "state")[0]
+            assert public(m["table"]) == public(truth["table"])
+            assert public(m["table"]) != public(view)  # Ann has played since
+
+
+def test_resent_action_after_a_restart_is_not_applied_again(db_url: str) -> None:
+    """A client that lost the ack (the server went down) resends its action to the new process:
+    it gets the answer again and the action is not applied twice."""
+    with TestClient(create_app(db_url)) as client:
+        ann = create_room(client)
+        bob = join(client, ann.room, "Bob")
+        with client.websocket_connect(f"/ws/{ann.room}") as a, \
+                client.websocket_connect(f"/ws/{ann.room}") as b:
+            hello(a, ann.token)
+            hello(b, bob.token)
+            a.send_json({"type": "start", "countdown_ms": 0})
+            wait_phase(b, "playing")
+            first = ask(b, {"type": "play", "id": "once", "move": "T"})
+            assert first["type"] == "ack"
+            b.send_json({"type": "sync", "since": None})
+            before = recv_until(b, "state")[0]["table"]
+    with TestClient(create_app(db_url)) as client, \
+            client.websocket_connect(f"/ws/{ann.room}") as b:
+        hello(b, bob.token)
+        again = ask(b, {"type": "play", "id": "once", "move": "T"})
+        assert again["type"] == "ack"
+        assert (again["id"], again["move"], again["t"]) == (first["id"], first["move"], first["t"])
+        b.send_json({"type": "sync", "since": None})
+        after = recv_until(b, "state")[0]["table"]
+        assert public(after) == public(before)
+        assert ask(b, {"type": "play", "id": "twice", "move": "T"})["type"] == "ack"

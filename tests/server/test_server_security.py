@@ -1,0 +1,222 @@
+"""No message to any client carries a card its seat cannot see.
+
+Every message the server encodes is checked the moment it is produced against the true round:
+each card it shows (with its owner) must be face up at the table at that moment (a card that
+becomes visible later is fine only from then on). Every message any test socket receives must be
+one of those checked messages, byte for byte. A person (played by the test from its own views,
+with now and then a move naming a card it cannot see, a false call, a resync) sits with three
+fast bots and a spectator watches, over whole rounds of several rulesets.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections import Counter
+from contextlib import ExitStack
+from typing import Any
+
+import pytest
+from server_support import (
+    apply_update,
+    cards_in,
+    create_room,
+    hello,
+    hub_of,
+    join,
+    recv_raw,
+)
+from starlette.testclient import TestClient, WebSocketTestSession
+
+from nertz.bots import SPEEDS, GreedyBot, Observation, SpeedProfile
+from nertz.cards import Card
+from nertz.engine import Round
+from nertz.rules import Rules
+from nertz.server import protocol
+from nertz.server.table import Table
+from nertz.views import view, visible_cards
+
+
+def hidden_cards(rnd: Round) -> set[tuple[int, Card]]:
+    """Every (owner, card) nobody at the table may see."""
+    out: set[tuple[int, Card]] = set()
+    for seat, tab in enumerate(rnd.tableaus):
+        out.update((seat, x) for x in tab.stock)
+        out.update((seat, x) for x in tab.nertz[:-1])
+        out.update((seat, x) for x in tab.waste[:-1])
+        for pile, d in zip(tab.work, tab.down, strict=True):
+            out.update((seat, x) for x in pile[:d])
+    return out
+
+
+class Watch:
+    """Checks every message as it is encoded; remembers what was checked."""
+
+    def __init__(self) -> None:
+        self.table: Table | None = None
+        self.checked: set[bytes] = set()
+        self.movers: dict[int, int] = {}
+        self.cards = Counter[str]()
+        self.kinds = Counter[str]()
+
+    def check(self, data: bytes) -> None:
+        message: dict[str, Any] = json.loads(data)
+        kind = message.get("type", "")
+        self.kinds[kind] += 1
+        table = self.table
+        rnd = table.round if table is not None else None
+        if kind == "update" and message["seat"] >= 0:
+            self.movers[message["v"]] = message["seat"]
+        mover = self.movers.get(message.get("v", -1)) if kind == "ack" else None
+        shown = cards_in(message, mover)
+        if shown:
+            assert rnd is not None, message
+            visible = visible_cards(view(rnd, -1))
+            hidden = hidden_cards(rnd)
+            for owner, card in shown:
+                assert (owner, card) in visible, f"{kind} shows {card} of seat {owner}: {message}"
+                assert (owner, card) not in hidden
+                self.cards[kind] += 1
+        self.checked.add(data)
+
+
+class Person:
+    """The test's seated player: plays from its view alone."""
+
+    def __init__(self, ws: WebSocketTestSession, watch: Watch, rules: Rules, seat: int) -> None:
+        self.ws = ws
+        self.watch = watch
+        self.rules = rules
+        self.seat = seat
+        self.view: dict[str, Any] | None = None
+        self.bot = GreedyBot()
+        self.rng = random.Random(seat)
+        self.n = 0
+        self.results: list[dict[str, Any]] = []
+
+    def read(self, timeout: float) -> dict[str, Any] | None:
+        try:
+            text = recv_raw(self.ws, timeout)
+        except TimeoutError:
+            return None
+        assert text.encode() in self.watch.checked, text
+        m: dict[str, Any] = json.loads(text)
+        if m["type"] in ("state", "table"):
+            self.view = m["table"]
+        elif m["type"] == "update" and self.view is not None:
+            apply_update(self.view, m)
+        elif m["type"] == "round_over":
+            self.results.append(m["result"])
+        return m
+
+    def act(self) -> None:
+        v = self.view
+        if v is None or v["ended"] is not None:
+            return
+        self.n += 1
+        if self.n % 12 == 3:
+            self.ws.send_json({"type": "sync", "since": None})
+            return
+        if self.n % 6 == 1:
+            # Probe for hidden cards: a run starting at a card this seat may not see.
+            move = f"{self.rng.randint(1, 4)}:{self.rng.choice(['KS', '7H', 'AD', '2C'])}-2"
+        elif self.n % 12 == 8:
+            move = "NERTZ"
+        else:
+            self.bot.start(self.seat, self.rules, self.n)
+            choice = self.bot.decide(Observation.from_view(v, self.rules))
+            move = "T" if choice is None else str(choice)
+        self.ws.send_json({"type": "play", "id": f"m{self.n}", "move": move})
+
+
+RULESETS = [
+    {"preset": "pagat", "rounds": 2, "nertz_pile_size": 8},
+    {"preset": "fairy_fly", "nertz_pile_size": 8},  # staircase: face-down work cards
+    {"preset": "standard", "rounds": 1, "nertz_pile_size": 8},  # false calls penalised
+    {"preset": "pagat", "jokers": True, "rounds": 1, "nertz_pile_size": 8},
+]
+
+
+@pytest.mark.parametrize("spec", RULESETS, ids=lambda s: "-".join(map(str, s.values())))
+def test_no_hidden_card_leaves_the_server(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch, spec: dict[str, Any]
+) -> None:
+    # Bots a little slower than a tournament player's tenth, so the test's player gets moves in.
+    monkeypatch.setitem(SPEEDS, "expert", SpeedProfile("expert", 60, 30))
+    watch = Watch()
+    real = protocol.encode
+
+    def encode(message: Any) -> bytes:
+        data = real(message)
+        watch.check(data)
+        return data
+
+    monkeypatch.setattr(protocol, "encode", encode)
+    rules = Rules.from_spec(spec)
+    ann = create_room(client, spec, 4, "Ann")
+    table = hub_of(client).tables[ann.room]
+    watch.table = table
+    eve = join(client, ann.room, "Eve", spectator=True)
+    with ExitStack() as sockets:
+        a = sockets.enter_context(client.websocket_connect(f"/ws/{ann.room}"))
+        e = sockets.enter_context(client.websocket_connect(f"/ws/{ann.room}"))
+        person = Person(a, watch, rules, 0)
+        watchers = [Person(e, watch, rules, -1)]
+        hello(a, ann.token)
+        hello(e, eve.token)
+        for seat, bot in ((1, "greedy"), (2, "expert"), (3, "random")):
+            a.send_json({"type": "add_bot", "seat": seat, "bot": bot, "level": "expert"})
+        a.send_json({"type": "start", "countdown_ms": 0})
+        dealt = 1
+        deadline = time.monotonic() + 40
+        while not (person.results and person.results[-1]["over"]):
+            assert time.monotonic() < deadline, (table.phase, person.results, watch.kinds)
+            while person.read(0.03) is not None:
+                pass
+            for w in watchers:
+                while w.read(0.001) is not None:
+                    pass
+            if len(person.results) == dealt and not person.results[-1]["over"]:
+                a.send_json({"type": "next_round"})
+                dealt += 1
+                continue
+            person.act()
+            if len(watchers) == 1 and watch.kinds["update"] > 30:
+                # Eve opens a second socket, catching up from what she saw: the history replay.
+                e2 = sockets.enter_context(client.websocket_connect(f"/ws/{ann.room}"))
+                e2.send_json({"type": "hello", "token": eve.token, "since": max(watch.movers)})
+                watchers.append(Person(e2, watch, rules, -1))
+        a.send_json({"type": "sync", "since": None})  # the whole state of a finished round
+        for w in [person, *watchers]:
+            while w.read(0.05) is not None:
+                pass
+    assert watch.kinds["update"] > 20 and watch.kinds["ack"] > 0
+    # The person's first move is a probe, answered with ``rejected`` (unless the bots ended
+    # every round before the person moved at all, which a busy machine can make happen).
+    assert watch.kinds["rejected"] > 0 or person.n == 0
+    assert watch.kinds["state"] >= 2
+    assert watch.cards["update"] > 20 and watch.cards["state"] > 0
+
+
+def test_the_check_catches_a_leak() -> None:
+    """The checker itself: a tableau showing its stock's top card is caught."""
+    from types import SimpleNamespace
+
+    from nertz.match import Match
+    from nertz.views import tableau_view
+
+    rnd = Match(Rules.from_spec("pagat"), 2, 7).deal()
+    watch = Watch()
+    watch.table = SimpleNamespace(round=rnd)  # type: ignore[assignment]
+    honest = {"type": "update", "v": 1, "seat": 0, "move": "T", "events": [],
+              "tableaus": [tableau_view(rnd, 0).to_json()], "foundations": [],
+              "ended": None, "called_by": None}
+    watch.check(protocol.encode(honest))
+    leaky = json.loads(json.dumps(honest))
+    leaky["tableaus"][0]["waste_top"] = str(rnd.tableaus[0].stock[-1])
+    with pytest.raises(AssertionError, match="shows"):
+        watch.check(protocol.encode(leaky))
+    sneaky = dict(honest, note=str(rnd.tableaus[1].nertz[0]))
+    with pytest.raises(AssertionError, match="outside any pile"):
+        watch.check(protocol.encode(sneaky))

@@ -1,0 +1,182 @@
+"""The store on SQLite and on PostgreSQL: migrations, group commit, the log, rebuilding a table
+from its log, live rooms, finished matches."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from nertz.rules import Rules
+from nertz.server.store import Store, StoreError
+from nertz.server.table import Table
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'store.db'}"
+    url: str = request.getfixturevalue("pg_url")
+    return url
+
+
+@pytest.fixture
+async def store(store_url: str) -> AsyncIterator[Store]:
+    s = await Store.open(store_url)
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+def rid() -> str:
+    return secrets.token_hex(8)
+
+
+async def test_migrations_apply(store: Store, store_url: str) -> None:
+    async with store.engine.connect() as conn:
+        names = await conn.run_sync(lambda c: set(sa.inspect(c).get_table_names()))
+        version = (await conn.execute(sa.text("SELECT version_num FROM alembic_version"))).scalar()
+    assert {"rooms", "room_log", "matches", "alembic_version"} <= names
+    assert version
+    # Opening again applies nothing new and keeps the data.
+    await store.create_room(room := rid(), room[:6].upper(), "pagat", 4)
+    again = await Store.open(store_url)
+    try:
+        assert (await again.find_room(room)) is not None
+    finally:
+        await again.close()
+
+
+async def test_group_commit_keeps_order(store: Store) -> None:
+    rooms = [rid() for _ in range(5)]
+    for r in rooms:
+        await store.create_room(r, r[:8].upper(), "pagat", 2)
+    before = store.commits
+    futures = []
+    for seq in range(60):
+        for r in rooms:
+            futures.append(store.append_nowait(r, seq, "move", {"m": f"{r[:2]}{seq}", "n": seq}))
+        if seq % 20 == 0:
+            await asyncio.sleep(0)  # let the writer take a batch meanwhile
+    await asyncio.gather(*futures)
+    assert all(f.done() and f.exception() is None for f in futures)
+    assert store.commits - before < 60 * 5 / 4  # grouped, not one commit an entry
+    for r in rooms:
+        log = await store.load_log(r)
+        assert [e.seq for e in log] == list(range(60))
+        assert [e.data for e in log] == [{"m": f"{r[:2]}{s}", "n": s} for s in range(60)]
+        assert all(e.kind == "move" for e in log)
+        assert [e.at for e in log] == sorted(e.at for e in log)
+
+
+async def test_log_round_trips(store: Store) -> None:
+    room = rid()
+    await store.create_room(room, room[:8].upper(), {"preset": "pagat", "work_piles": 5}, 3)
+    data: list[dict[str, Any]] = [
+        {"player": "p1", "name": "<b>Zoë</b> 🂡 \"q\"", "seat": None, "hand": 0},
+        {"nested": {"a": [1, 2.5, None, True, "x"]}, "big": 2**48 + 1},
+        {},
+    ]
+    for i, d in enumerate(data):
+        await store.append(room, i, f"kind{i}", d)
+    log = await store.load_log(room)
+    assert [(e.seq, e.kind, e.data) for e in log] == [
+        (i, f"kind{i}", d) for i, d in enumerate(data)
+    ]
+    row = await store.find_room(room[:8].lower())
+    assert row is not None and row.id == room and row.seats == 3
+    assert row.rules == {"preset": "pagat", "work_piles": 5}
+    assert await store.load_log("nobody") == []
+    assert await store.find_room("nobody") is None
+
+
+async def test_a_refused_entry_fails_only_its_batch(store: Store) -> None:
+    room = rid()
+    await store.create_room(room, room[:8].upper(), "pagat", 2)
+    await store.append(room, 0, "a", {})
+    with pytest.raises(StoreError):
+        await store.append(room, 0, "dup", {})  # the same place in the log twice
+    await store.append(room, 1, "b", {})
+    assert [e.kind for e in await store.load_log(room)] == ["a", "b"]
+
+
+async def test_live_rooms(store: Store) -> None:
+    a, b = rid(), rid()
+    await store.create_room(a, a[:8].upper(), "pagat", 2)
+    await store.create_room(b, b[:8].upper(), "pagat", 2)
+    await store.set_status(b, "closed")
+    live = {r.id for r in await store.live_rooms()}
+    assert a in live and b not in live
+
+
+async def test_save_and_get_match(store: Store) -> None:
+    room, m1, m2 = rid(), rid(), rid()
+    replay = {"rules": "pagat", "players": ["Ann", "<i>Bob</i>"], "seed": 5, "rounds": []}
+    await store.save_match(m1, room, replay, 1)
+    await asyncio.sleep(0.01)
+    await store.save_match(m2, room, replay, None)
+    assert await store.get_match(m1) == replay
+    assert await store.get_match("nope") is None
+    assert list(await store.room_matches(room)) == [m1, m2]
+
+
+def picture(table: Table) -> dict[str, Any]:
+    """Everything a table holds that its log must rebuild."""
+    rnd = table.round
+    assert rnd is not None and table.match is not None and table.recorder is not None
+    snap = table.snapshot(None)
+    snap["table"].pop("t")
+    return {
+        "snapshot": snap | {"v": None},
+        "tableaus": [(t.nertz, t.work, t.down, t.stock, t.waste) for t in rnd.tableaus],
+        "foundations": [(f.cards, f.owners, f.times) for f in rnd.foundations],
+        "stuck": rnd.stuck,
+        "totals": table.match.totals,
+        "replay": table.recorder.file.to_json(),
+        "players": {p.id: (p.name, p.token_hash, p.seat, p.hand, p.bot, p.level, p.ready)
+                    for p in table.players.values()},
+        "phase": table.phase,
+        "last_t": table.last_t,
+    }
+
+
+async def test_table_rebuilt_from_its_log(store: Store) -> None:
+    rules = Rules.from_spec({"preset": "pagat", "target_score": 1000})
+    room = rid()
+    table = await Table.create(store, rules, 3, room, room[:8].upper())
+    ann, _ = table.join("Ann")
+    bob, _ = table.join("Bob")
+    cy, _ = table.join("Cy")
+    table.set_ready(bob, True)
+    table.start(ann, 0)
+    await asyncio.sleep(0.05)
+    assert table.phase == "playing" and table.round is not None
+    people = [ann, bob, cy]
+    for i in range(60):
+        p = people[i % 3]
+        assert p.seat is not None
+        moves = table.round.legal_moves(p.seat)
+        move = next((m for m in moves if str(m) not in ("NERTZ", "STUCK")), None)
+        if table.round.ended is not None:
+            break
+        table.play(p, f"a{i}", str(move) if move else "T", None, None)
+        p.bucket = 10.0  # not the throttle under test
+        await asyncio.sleep(0)
+    table.play(ann, "bad", "Q-Z", None, None)  # a rejection changes nothing, stores nothing
+    await table._drain()
+    assert table.round.moves_played > 20
+    entries = await store.load_log(room)
+    assert [e.seq for e in entries] == list(range(len(entries))) and len(entries) == table.seq
+    rebuilt = await Table.restore(store, room, table.code, rules, 3, entries)
+    assert picture(rebuilt) == picture(table)
+    assert rebuilt.host == table.host and rebuilt.seq == table.seq
+    table.close()
+    rebuilt.close()
