@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Final
 
 from nertz.moves import Kind, Move
@@ -45,20 +46,55 @@ class SpeedProfile:
 
     def think_ms(self, move: Move, rng: random.Random) -> float:
         """How long ``move`` takes from the decision to the table (milliseconds)."""
-        mean = self.card_ms if move.kind in _CARD_KINDS else self.card_ms * self.turn_share
-        return _draw(mean, self.spread, rng)
+        kind = move.kind
+        card = kind is Kind.TO_FOUNDATION or kind is Kind.TO_WORK
+        return (self.card_times if card else self.turn_times)[int(rng.random() * STEPS)]
 
     def react_ms(self, rng: random.Random) -> float:
         """How long a waiting seat takes to notice a change at the table (milliseconds)."""
-        return _draw(self.reaction_ms, self.spread, rng) if self.reaction_ms else 0.0
+        if not self.reaction_ms:
+            return 0.0
+        return self.react_times[int(rng.random() * STEPS)]
+
+    @property
+    def card_times(self) -> tuple[float, ...]:
+        """The card-time distribution as :data:`STEPS` equally likely values (see
+        :func:`quantiles`): the simulator draws one with a single uniform number."""
+        return _scaled(self.card_ms, self.spread)
+
+    @property
+    def turn_times(self) -> tuple[float, ...]:
+        """The same for a stock turn or a declaration."""
+        return _scaled(self.card_ms * self.turn_share, self.spread)
+
+    @property
+    def react_times(self) -> tuple[float, ...]:
+        """The same for the reaction delay."""
+        return _scaled(self.reaction_ms, self.spread)
 
 
-_CARD_KINDS: Final = frozenset({Kind.TO_FOUNDATION, Kind.TO_WORK})
+STEPS: Final = 1024
+"""How many equally likely values stand for a time distribution."""
+_TABLES: dict[tuple[float, float], tuple[float, ...]] = {}
 
 
-def _draw(mean: float, sigma: float, rng: random.Random) -> float:
-    # A log-normal with this mean: mu = ln(mean) - sigma^2 / 2.
-    return rng.lognormvariate(math.log(mean) - sigma * sigma / 2, sigma)
+def _scaled(mean: float, sigma: float) -> tuple[float, ...]:
+    key = (mean, sigma)
+    table = _TABLES.get(key)
+    if table is None:
+        table = _TABLES[key] = tuple(mean * q for q in quantiles(sigma))
+    return table
+
+
+def quantiles(sigma: float) -> tuple[float, ...]:
+    """The log-normal of mean 1 as 1,024 equally likely values (its quantiles at the midpoints).
+
+    One uniform draw and a lookup instead of a Box-Muller transform: the simulator draws a time
+    for every action, and this is a tenth of the cost, with the same distribution to within a
+    fraction of a percent."""
+    normal = NormalDist()
+    mu = -sigma * sigma / 2  # so that the mean is 1
+    return tuple(math.exp(mu + sigma * normal.inv_cdf((i + 0.5) / STEPS)) for i in range(STEPS))
 
 
 SPEEDS: Final[dict[str, SpeedProfile]] = {

@@ -1,0 +1,307 @@
+"""The ``expert`` bot: contested foundation plays first, then a look-ahead over sampled worlds.
+
+Each decision goes in these steps:
+
+1. **Races first.** A foundation play that another seat could make too (its Nertz top, waste
+   top or a work-pile top is the same card of another deck) is made at once, the Nertz pile's
+   first: waiting would lose the card to that seat. An uncontested Nertz top that fits a
+   foundation goes there at once too, and so does the waste top (free points, a card uncovered).
+2. **The Nertz pile.** Its top goes onto a work pile if it can; where several piles take it, the
+   look-ahead chooses.
+3. **Look-ahead.** The remaining choices are weighed against turning the stock: work-pile cards
+   to a foundation, the waste top onto a work pile, and the *plan* moves, work-to-work moves
+   with partial runs (which greedy never makes) that empty a pile, turn up a face-down card, or
+   bring up a card that takes the Nertz top or fits a foundation. Each is tried in up to 16
+   sampled worlds (:func:`~nertz.bots.base.sample_world`: the hidden cards, which the seat does
+   not know, dealt at random) and rolled out 12 moves with the greedy policy. A rollout earns a
+   discounted reward for every card out of the Nertz pile, every card to a foundation and every
+   face-down card turned up, and a bonus for emptying the pile. All candidates share the same
+   worlds (common random numbers), so the comparison is fair and the noise small.
+4. **Idle.** If the best thing is to turn, the greedy bot's idle logic decides between turning,
+   declaring stuck (only when the engine says the seat truly is) and waiting.
+
+With its Nertz pile empty under ``call: manual``, the expert calls at once if it leads on the
+visible points, else it plays its foundation cards first (the round is won on points).
+
+The budget is a fixed count of rollouts (96 at most), not a timer, so decisions stay
+reproducible; it keeps every decision well under 20 ms (``docs/bots.md`` has the measurement).
+More worlds with a shorter horizon measured stronger than few long rollouts: the noise of the
+sampled hidden cards, not the depth, is what limits the look-ahead.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Final
+
+from nertz.bots.base import Bot, Observation, sample_world
+from nertz.bots.basic import GreedyBot
+from nertz.cards import Card
+from nertz.engine import Round, valid_run
+from nertz.errors import IllegalMoveError
+from nertz.moves import CALL, TURN, Kind, Move, to_work
+from nertz.playout import greedy_move
+from nertz.rules import Rules
+from nertz.scoring import card_value
+from nertz.state import Tableau
+
+NERTZ_REWARD: Final = 5.0
+"""A card out of the Nertz pile (it also stops costing the penalty)."""
+FOUNDATION_REWARD: Final = 1.0
+"""A card onto a foundation (a point)."""
+REVEAL_REWARD: Final = 0.5
+"""A face-down work card turned up (a card freed for later)."""
+CALL_REWARD: Final = 4.0
+"""The Nertz pile emptied: the round can be called."""
+DISCOUNT: Final = 0.8
+"""Per rollout move: the same progress sooner is worth more, as the others are racing."""
+SHUFFLE_COST: Final = 0.05
+"""A work-to-work move must beat turning by this much: it spends a move and risks loops."""
+
+
+class ExpertBot(Bot):
+    """Contested plays first, then determinized rollouts; see the module docstring."""
+
+    name = "expert"
+
+    def __init__(
+        self, samples: int = 16, horizon: int = 12, budget: int = 96, max_candidates: int = 10
+    ) -> None:
+        super().__init__()
+        self.samples = samples
+        """Worlds sampled per decision."""
+        self.horizon = horizon
+        """Moves rolled out per candidate and world."""
+        self.budget = budget
+        """Rollouts per decision at most: with many candidates each gets fewer worlds."""
+        self.max_candidates = max_candidates
+        """Candidates looked at beyond this many are skipped (rare, keeps the budget)."""
+        self._greedy = GreedyBot()
+        self._fast_rules: Rules | None = None
+        self._shuffled: set[str] = set()
+
+    def start(self, seat: int, rules: Rules, seed: int | str = 0) -> None:
+        """Begin a round."""
+        super().start(seat, rules, seed)
+        self._greedy.start(seat, rules, seed)
+        # Rollouts skip the table-wide blocked check: it looks at other seats' hidden cards
+        # (sampled, so meaningless) and costs more than the rollout move itself.
+        self._fast_rules = rules.replace(blocked_round_end=False)
+        self._shuffled = set()
+
+    def decide(self, obs: Observation) -> Move | None:
+        """Races first, then the plan and the look-ahead, then the idle logic."""
+        rnd = obs.round
+        if rnd.ended is not None:
+            return None
+        seat = obs.seat
+        tab = rnd.tableaus[seat]
+        if not tab.nertz:
+            return self._play_on(rnd, seat) if rnd.rules.call == "manual" else None
+        legal = rnd.legal_moves(seat)
+        plays = [m for m in legal if m.kind is Kind.TO_FOUNDATION]
+        if plays:
+            urgent = self._urgent(rnd, seat, plays)
+            if urgent is not None:
+                return self._made(urgent)
+            # The waste top to a foundation is free: it scores and uncovers the next card.
+            for m in plays:
+                if m.src == "W":
+                    return self._made(m)
+        nertz_moves = [m for m in legal if m.src == "N" and m.kind is Kind.TO_WORK]
+        if nertz_moves:
+            best = nertz_moves[0]
+            if len(nertz_moves) > 1:
+                best = self._look_ahead(rnd, seat, nertz_moves)
+            return self._made(best)
+        # Work-pile cards to a foundation, the waste top onto a work pile and the plan's moves
+        # are not always right (a base for the Nertz pile lost, a run lengthened, a card's time
+        # spent): the look-ahead judges them against turning. Making them at once, as greedy
+        # does, measured one to two points of win share worse.
+        candidates = [m for m in plays if m.src.isdigit()]
+        candidates += [m for m in legal if m.kind is Kind.TO_WORK and m.src == "W"]
+        candidates += self._plan(rnd, seat)
+        if not candidates:
+            return self._greedy.when_idle(obs)
+        if TURN in legal:
+            candidates.append(TURN)
+        best = candidates[0]
+        if len(candidates) > 1:
+            best = self._look_ahead(rnd, seat, candidates[: self.max_candidates])
+        if best is TURN:
+            return self._greedy.when_idle(obs)
+        return self._made(best)
+
+    def _plan(self, rnd: Round, seat: int) -> list[Move]:
+        """Work-to-work moves (partial runs too) that empty a pile, turn up a face-down card, or
+        bring to a pile's top a card that takes the Nertz top or fits a foundation.
+
+        Greedy sees whole runs only. No hidden card is read: a face-down card only counts."""
+        tab = rnd.tableaus[seat]
+        target = tab.nertz[-1]
+        down = tab.down
+        partial = rnd.rules.move_partial_runs
+        jokers = rnd.rules.jokers
+        out: list[Move] = []
+        piles = tab.work
+        for k, pile in enumerate(piles):
+            d = down[k]
+            last = len(pile) - 1 if partial else d
+            for i in range(d, last + 1):
+                moving = pile[i:]
+                for j, other in enumerate(piles):
+                    if j == k or len(other) <= down[j]:
+                        continue
+                    if not _fits(other, down[j], moving, jokers):
+                        continue
+                    move = to_work(str(k + 1), j + 1, None if i == d else pile[i])
+                    if not self._fresh(move):
+                        continue
+                    left = pile[:i]
+                    if (
+                        not left
+                        or len(left) == d
+                        or rnd.foundation_for(left[-1]) != -2
+                        or _fits(left, d, [target], jokers)
+                    ):
+                        out.append(move)
+        return out
+
+    def _play_on(self, rnd: Round, seat: int) -> Move:
+        """The Nertz pile is empty: call while ahead, else play to the foundations first.
+
+        Under ``call: manual`` a seat may play on before calling. The round is won on points,
+        so a seat that would not top the table yet plays its foundation cards (contested ones
+        first) and calls as soon as it leads, or once it has nothing more to play."""
+        points = _visible_points(rnd)
+        mine = points[seat]
+        if all(mine > p for s, p in enumerate(points) if s != seat):
+            return CALL
+        plays = [m for m in rnd.legal_moves(seat) if m.kind is Kind.TO_FOUNDATION]
+        if not plays:
+            return CALL
+        return self._urgent(rnd, seat, plays) or plays[0]
+
+    def _urgent(self, rnd: Round, seat: int, plays: list[Move]) -> Move | None:
+        """A contested foundation play (Nertz first), else the Nertz top to a foundation."""
+        tab = rnd.tableaus[seat]
+        rivals: set[tuple[int, int]] = set()
+        for s, other in enumerate(rnd.tableaus):
+            if s == seat:
+                continue
+            tops = [other.nertz[-1]] if other.nertz else []
+            if other.waste:
+                tops.append(other.waste[-1])
+            tops += [p[-1] for p, d in zip(other.work, other.down, strict=True) if len(p) > d]
+            rivals.update((c.suit, c.rank) for c in tops)
+        nertz_play: Move | None = None
+        contested: Move | None = None
+        for m in plays:
+            card = _source_card(tab, m)
+            if m.src == "N":
+                nertz_play = m
+            # Starting a foundation is never contested: every seat may start its own.
+            if (card.suit, card.rank) in rivals and rnd.foundation_for(card) >= 0 and (
+                contested is None or m.src == "N"
+            ):
+                contested = m
+        return contested or nertz_play
+
+    def _fresh(self, move: Move) -> bool:
+        """A work-to-work move not already made since the last productive play (no loops)."""
+        return not move.src.isdigit() or str(move) not in self._shuffled
+
+    def _made(self, move: Move) -> Move:
+        if move.kind is Kind.TO_WORK and move.src.isdigit():
+            self._shuffled.add(str(move))
+        else:
+            self._shuffled.clear()
+            self._greedy.progressed()
+        return move
+
+    def _look_ahead(self, rnd: Round, seat: int, candidates: list[Move]) -> Move:
+        rng = self.rng
+        count = max(2, min(self.samples, self.budget // len(candidates)))
+        worlds = [sample_world(rnd, rng) for _ in range(count)]
+        fast = self._fast_rules or rnd.rules
+        for w in worlds:
+            w.rules = fast
+        best = candidates[-1]
+        best_value = float("-inf")
+        for move in candidates:
+            total = 0.0
+            for w in worlds:
+                total += self._rollout(w.copy(), seat, move, rng)
+            value = total / len(worlds)
+            if move.kind is Kind.TO_WORK and move.src.isdigit():
+                value -= SHUFFLE_COST
+            if value > best_value + 1e-9:
+                best, best_value = move, value
+        return best
+
+    def _rollout(self, world: Round, seat: int, first: Move, rng: random.Random) -> float:
+        """Discounted progress of ``seat`` playing ``first`` then greedily, others frozen."""
+        tab = world.tableaus[seat]
+        value = 0.0
+        weight = 1.0
+        move: Move | None = first
+        for _ in range(self.horizon):
+            if move is None:
+                break
+            nertz = len(tab.nertz)
+            down = sum(tab.down)
+            try:
+                world.play(seat, move)
+            except IllegalMoveError:
+                break
+            gain = FOUNDATION_REWARD if move.kind is Kind.TO_FOUNDATION else 0.0
+            if len(tab.nertz) < nertz:
+                gain += NERTZ_REWARD
+            if sum(tab.down) < down:
+                gain += REVEAL_REWARD
+            if not tab.nertz:
+                value += weight * (gain + CALL_REWARD)
+                break
+            value += weight * gain
+            weight *= DISCOUNT
+            move = greedy_move(world, seat)
+            if move is None and (tab.stock or tab.waste):
+                move = TURN
+        return value
+
+
+def _visible_points(rnd: Round) -> list[int]:
+    """Each seat's round score as the table shows it: foundation cards, less the Nertz-pile
+    penalty (bonuses and variant payments left out: this is a bot's quick count)."""
+    rules = rnd.rules
+    points = [0] * rnd.seats
+    for f in rnd.foundations:
+        for owner, rank in zip(f.owners, f.ranks, strict=True):
+            points[owner] += card_value(rules, rank)
+    penalty = rules.nertz_penalty
+    for s, tab in enumerate(rnd.tableaus):
+        if tab.nertz:
+            # Only the top card shows: price the hidden ones as average cards.
+            each = penalty if isinstance(penalty, int) else card_value(rules, 7)
+            points[s] -= each * len(tab.nertz)
+    return points
+
+
+def _fits(pile: list[Card], down: int, moving: list[Card], jokers: bool) -> bool:
+    """Whether ``moving`` goes onto ``pile`` (whose first ``down`` cards are face down)."""
+    if len(pile) == down:
+        return True
+    if jokers:
+        return valid_run(pile[down:] + moving)
+    top = pile[-1]
+    first = moving[0]
+    return first.rank == top.rank - 1 and first.red is not top.red
+
+
+def _source_card(tab: Tableau, move: Move) -> Card:
+    """The card a foundation play takes (the top of its source pile)."""
+    if move.src == "N":
+        return tab.nertz[-1]
+    if move.src == "W":
+        return tab.waste[-1]
+    return tab.work[move.work_src][-1]
