@@ -24,11 +24,14 @@ JOKER_RANK: Final = 0
 """The rank number of a joker: it stands for whatever card it is played as."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Card:
     """One playing card: ``rank`` 1 (Ace) to 13 (King), ``suit`` 0..3 in ``SHDC`` order.
 
     A joker has rank 0 and suit -1; ``index`` tells the deck's two jokers apart (1 or 2).
+    There is exactly one value per card (made here, found with :meth:`parse`; pickling and
+    copying return it too), so equality and hashing are by identity: as cheap as can be, in
+    the engine's innermost loops.
     """
 
     rank: int
@@ -37,6 +40,8 @@ class Card:
     red: bool = False
     """Hearts and diamonds are red; jokers have no colour and answer False. Stored, not derived,
     because the engine asks it in its innermost loops."""
+    key: int = 0
+    """``suit << 4 | rank``: the card's place in the engine's foundation index (derived once)."""
 
     @property
     def is_joker(self) -> bool:
@@ -53,6 +58,12 @@ class Card:
 
     def __repr__(self) -> str:
         return f"Card({_CODES[self]!r})"
+
+    def __copy__(self) -> Card:
+        return self
+
+    def __deepcopy__(self, memo: object) -> Card:
+        return self
 
     def __reduce__(self) -> tuple[object, tuple[str]]:
         # Unpickling goes through parse so the interned value comes back.
@@ -77,7 +88,7 @@ def _build() -> tuple[dict[Card, str], dict[str, Card], tuple[Card, ...], tuple[
     deck: list[Card] = []
     for suit, suit_char in enumerate(SUITS):
         for rank, rank_char in enumerate(RANKS, start=1):
-            card = Card(rank, suit, 0, suit in (1, 2))
+            card = Card(rank, suit, 0, suit in (1, 2), suit << 4 | rank)
             codes[card] = rank_char + suit_char
             by_text[rank_char + suit_char] = card
             if rank_char == "T":

@@ -78,11 +78,14 @@ class Round:
 
     __slots__ = (
         "_accepting",
+        "_continuous",
         "_either",
         "_grace",
         "_jokers",
+        "_manual",
         "_open_piles",
         "_partial",
+        "_penalised",
         "_starter",
         "called_at",
         "called_by",
@@ -117,6 +120,9 @@ class Round:
         self._partial = rules.move_partial_runs
         self._grace = rules.call_grace_ms
         self._either = rules.stuck_reset == "rotate_either"
+        self._manual = rules.call == "manual"
+        self._continuous = rules.stock_end == "continuous"
+        self._penalised = rules.false_call == "penalised"
         if rules.blocked_round_end and self.tableaus and self.is_blocked():
             self.ended = "blocked"
 
@@ -150,6 +156,9 @@ class Round:
         other._partial = self._partial
         other._grace = self._grace
         other._either = self._either
+        other._manual = self._manual
+        other._continuous = self._continuous
+        other._penalised = self._penalised
         return other
 
     @property
@@ -172,7 +181,7 @@ class Round:
             return self._open_piles[0] if self._open_piles else -2
         if rank == self._starter:
             return NEW_FOUNDATION
-        found = self._accepting.get(card.suit << 4 | rank)
+        found = self._accepting.get(card.key)
         return found[0] if found else -2
 
     def _fits_pile(self, pile: list[Card], down: int, moving: list[Card]) -> bool:
@@ -202,31 +211,40 @@ class Round:
         work = tab.work
         downs = tab.down
         n_work = len(work)
-        sources: list[tuple[str, Card]] = []
-        if tab.nertz:
-            sources.append(("N", tab.nertz[-1]))
-        if tab.waste:
-            sources.append(("W", tab.waste[-1]))
-        for k in range(n_work):
-            pile = work[k]
-            if len(pile) > downs[k]:
-                sources.append((_PILE_NAMES[k], pile[-1]))
+        nertz = tab.nertz[-1] if tab.nertz else None
+        waste = tab.waste[-1] if tab.waste else None
+        # Foundation plays from every top card.
         starter = self._starter
         accepting = self._accepting
-        for src, c in sources:
-            rank = c.rank
-            if rank == starter:
-                moves.append(_TO_F[src, 0])
+        open_piles = self._open_piles
+        for src, c in (("N", nertz), ("W", waste)):
+            if c is None:
                 continue
-            found = self._open_piles if rank == 0 else accepting.get(c.suit << 4 | rank)
+            if c.rank == starter:
+                moves.append(_F_MOVES[src][0])
+                continue
+            found = open_piles if c.rank == 0 else accepting.get(c.key)
             if found:
                 by_number = _F_MOVES[src]
                 for fi in found:
                     moves.append(by_number[fi + 1])
+        for k in range(n_work):
+            pile = work[k]
+            if len(pile) > downs[k]:
+                c = pile[-1]
+                src = _PILE_NAMES[k]
+                if c.rank == starter:
+                    moves.append(_F_MOVES[src][0])
+                    continue
+                found = open_piles if c.rank == 0 else accepting.get(c.key)
+                if found:
+                    by_number = _F_MOVES[src]
+                    for fi in found:
+                        moves.append(by_number[fi + 1])
         if self._jokers:
-            self._work_moves_wild(tab, sources, moves)
+            self._work_moves_wild(tab, nertz, waste, moves)
         else:
-            self._work_moves(tab, sources, moves)
+            self._work_moves(tab, nertz, waste, moves)
         if tab.stock or tab.waste:
             moves.append(TURN)
         declared = self.stuck[seat]
@@ -234,59 +252,71 @@ class Round:
             moves.append(STUCK)
         if self._either and declared != "N":
             moves.append(STUCK_NERTZ)
-        if self._may_call(tab):
+        if (self._manual if nertz is None else self._penalised):
             moves.append(CALL)
         return moves
 
     def _work_moves(
-        self, tab: Tableau, sources: list[tuple[str, Card]], moves: list[Move]
+        self, tab: Tableau, nertz: Card | None, waste: Card | None, moves: list[Move]
     ) -> None:
         """Moves onto work piles without jokers. A face-up run goes down by one in alternating
         colours, so the one card of a run that could go onto a given top is found by
         arithmetic (its rank fixes its place in the run), not by scanning the run."""
         work = tab.work
         downs = tab.down
-        n_work = len(work)
-        tops: list[Card | None] = [pile[-1] if pile else None for pile in work]
-        # The Nertz top and the waste top (the first sources) may go onto work piles.
-        for src, c in sources[: bool(tab.nertz) + bool(tab.waste)]:
+        # Each non-empty pile as (index, top rank, top colour); and the empty piles.
+        filled = []
+        empties = []
+        for j, pile in enumerate(work):
+            if pile:
+                top = pile[-1]
+                filled.append((j, top.rank, top.red))
+            else:
+                empties.append(j)
+        # The Nertz top and the waste top may go onto work piles.
+        for src, c in (("N", nertz), ("W", waste)):
+            if c is None:
+                continue
             need = c.rank + 1
             red = c.red
-            for j in range(n_work):
-                top = tops[j]
-                if top is None or (top.rank == need and top.red is not red):
-                    moves.append(_TO_W[src, j])
+            to_pile = _TO_W_BY_SRC[src]
+            for j, rank, top_red in filled:
+                if rank == need and top_red is not red:
+                    moves.append(to_pile[j])
+            for j in empties:
+                moves.append(to_pile[j])
         partial = self._partial
-        for k in range(n_work):
-            pile = work[k]
+        for k, pile in enumerate(work):
             d = downs[k]
             size = len(pile)
             if size <= d:
                 continue
             src = _PILE_NAMES[k]
-            base = pile[d].rank + d  # the card of rank r sits at index base - r
-            for j in range(n_work):
-                if j == k:
-                    continue
-                top = tops[j]
-                if top is None:
-                    moves.append(_TO_W[src, j])
-                    if partial:
-                        for i in range(d + 1, size):
-                            moves.append(_partial_move(src, j, pile[i]))
-                    continue
-                i = base - top.rank + 1
-                if d <= i < size and pile[i].red is not top.red and (i == d or partial):
-                    moves.append(_TO_W[src, j] if i == d else _partial_move(src, j, pile[i]))
+            to_pile = _TO_W_BY_SRC[src]
+            base = pile[d].rank + d + 1  # the card that goes on a top of rank r is pile[base - r]
+            for j, rank, top_red in filled:
+                i = base - rank
+                if d <= i < size and j != k and pile[i].red is not top_red:
+                    if i == d:
+                        moves.append(to_pile[j])
+                    elif partial:
+                        moves.append(_partial_move(src, j, pile[i]))
+            for j in empties:
+                moves.append(to_pile[j])
+                if partial:
+                    for i in range(d + 1, size):
+                        moves.append(_partial_move(src, j, pile[i]))
 
     def _work_moves_wild(
-        self, tab: Tableau, sources: list[tuple[str, Card]], moves: list[Move]
+        self, tab: Tableau, nertz: Card | None, waste: Card | None, moves: list[Move]
     ) -> None:
         """Moves onto work piles with jokers in play: each joined run is checked whole."""
         work = tab.work
         downs = tab.down
         n_work = len(work)
-        for src, c in sources[: bool(tab.nertz) + bool(tab.waste)]:
+        for src, c in (("N", nertz), ("W", waste)):
+            if c is None:
+                continue
             for j in range(n_work):
                 if self._fits_pile(work[j], downs[j], [c]):
                     moves.append(_TO_W[src, j])
@@ -302,11 +332,6 @@ class Round:
                 for j in range(n_work):
                     if j != k and self._fits_pile(work[j], downs[j], moving):
                         moves.append(_TO_W[src, j] if i == d else _partial_move(src, j, pile[i]))
-
-    def _may_call(self, tab: Tableau) -> bool:
-        if not tab.nertz:
-            return self.rules.call == "manual"
-        return self.rules.false_call == "penalised"
 
     # ----------------------------------------------------------------- verify and apply
 
@@ -515,12 +540,12 @@ class Round:
         kind = move.kind
         events: list[Event] = []
         self.moves_played += 1
-        if kind is not Kind.STUCK and self.stuck[seat]:
+        if self.stuck[seat] and kind is not Kind.STUCK:
             self.stuck[seat] = ""
             events.append(StuckLapsed(seat))
         if kind is Kind.TURN:
-            events.append(self._turn(seat, tab))
-            return tuple(events)
+            turned = self._turn(seat, tab)
+            return (*events, turned) if events else (turned,)
         if kind is Kind.STUCK:
             self._declare(seat, move.stuck or "S", events)
             return tuple(events)
@@ -564,7 +589,7 @@ class Round:
             if pile and len(pile) == tab.down[k]:
                 tab.down[k] -= 1
                 events.append(CardRevealed(seat, k + 1, pile[-1]))
-        if src == "N" and not tab.nertz and self.rules.call == "auto" and self.ended is None:
+        if src == "N" and not tab.nertz and not self._manual and self.ended is None:
             self._call(seat, t, True, events)
             return tuple(events)
         if self.ended is None:
@@ -612,14 +637,17 @@ class Round:
         stock = tab.stock
         waste = tab.waste
         recycled = False
-        if self.rules.stock_end == "short_turn":
+        if not self._continuous:
             if not stock:
                 waste.reverse()
                 tab.stock, tab.waste = waste, []
                 return StockTurned(seat, 0, True, None)
+            # The top cards, taken in turn, land on the waste: the stock's end, reversed.
             count = min(n, len(stock))
-            for _ in range(count):
-                waste.append(stock.pop())
+            packet = stock[-count:]
+            del stock[-count:]
+            packet.reverse()
+            waste += packet
         else:
             count = min(n, len(stock))
             for _ in range(count):
@@ -753,14 +781,24 @@ class Round:
         if not tab.nertz:
             # An empty pile can call (manual); under auto the round is over already.
             return True
-        if resets and self.rules.stuck_reset == "rotate_either":
-            nertz = list(tab.nertz)
-        else:
-            nertz = [tab.nertz[-1]]
-        pool = nertz + self._reachable_stock_cards(tab, resets)
-        for c in pool:
-            if self.foundation_for(c) != -2:
-                return True
+        nertz = tab.nertz if resets and self._either else tab.nertz[-1:]
+        reachable = (
+            (tab.stock, tab.waste) if resets else (self._reachable_stock_cards(tab, False),)
+        )
+        # The common answer first, cheaply: some reachable card fits a foundation.
+        starter = self._starter
+        accepting = self._accepting
+        for cards in (nertz, *reachable):
+            for c in cards:
+                rank = c.rank
+                if rank == starter:
+                    return True
+                if rank == 0:
+                    if self._open_piles:
+                        return True
+                elif accepting.get(c.key):
+                    return True
+        pool = nertz + [c for cards in reachable for c in cards]
         work = tab.work
         down = tab.down
         if self._productive_work(work, down, pool):
@@ -843,6 +881,10 @@ for _src in _TO_F_SOURCES:
     _TO_F[_src, 0] = to_foundation(_src, 0)
     for _j in range(5):
         _TO_W[_src, _j] = to_work(_src, _j + 1)
+_TO_W_BY_SRC: Final[dict[str, list[Move]]] = {
+    src: [to_work(src, j + 1) for j in range(5)] for src in _TO_F_SOURCES
+}
+"""``_TO_W_BY_SRC[src][j]`` is ``src-(j+1)``: shared move values."""
 
 
 _MAX_FOUNDATIONS: Final = 33
