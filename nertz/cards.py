@@ -76,7 +76,12 @@ class Card:
         >>> Card.parse("10h")
         Card('TH')
         """
-        card = _BY_TEXT.get(text.strip().upper())
+        try:
+            card = _BY_TEXT.get(text)  # canonical text, the common case, needs no clean-up
+        except TypeError:  # not even hashable: no card
+            card = None
+        if card is None and isinstance(text, str):
+            card = _BY_TEXT.get(text.strip().upper())
         if card is None:
             raise NotationError(f"not a card: {text!r}")
         return card

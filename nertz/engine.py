@@ -100,7 +100,9 @@ class Round:
         "tableaus",
     )
 
-    def __init__(self, rules: Rules, tableaus: Sequence[Tableau]) -> None:
+    def __init__(
+        self, rules: Rules, tableaus: Sequence[Tableau], check_blocked: bool = True
+    ) -> None:
         self.rules = rules
         self.policy = POLICIES[rules.foundation]
         self.tableaus: list[Tableau] = list(tableaus)
@@ -123,7 +125,7 @@ class Round:
         self._manual = rules.call == "manual"
         self._continuous = rules.stock_end == "continuous"
         self._penalised = rules.false_call == "penalised"
-        if rules.blocked_round_end and self.tableaus and self.is_blocked():
+        if check_blocked and rules.blocked_round_end and self.tableaus and self.is_blocked():
             self.ended = "blocked"
 
     # ----------------------------------------------------------------- construction, copies
@@ -160,6 +162,15 @@ class Round:
         other._continuous = self._continuous
         other._penalised = self._penalised
         return other
+
+    def add_foundation(self, cards: Sequence[tuple[Card, int]]) -> int:
+        """Lay out a foundation as it stands, bottom card first, each with the seat that played
+        it: for rebuilding a round from what a seat saw (a joker takes the rank it stood for).
+        Returns its 0-based index. The cards are not taken from any tableau."""
+        target = NEW_FOUNDATION
+        for card, owner in cards:
+            target = self._place(card, owner, target, None)
+        return target
 
     @property
     def seats(self) -> int:

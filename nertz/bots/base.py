@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from nertz.cards import Card, deck
-from nertz.engine import NEW_FOUNDATION, Round
+from nertz.engine import Round
 from nertz.moves import Move
 from nertz.rules import Rules
 from nertz.state import Tableau
@@ -162,15 +162,13 @@ def determinize(data: Mapping[str, Any], rules: Rules) -> Round:
             waste.append(Card.parse(tv["waste_top"]))
         stock = [next(pool) for _ in range(tv["stock_count"])]
         tableaus.append(Tableau(nertz, work, down, stock, waste))
-    # Round() would run the blocked check on an empty table: build it without, then restore.
-    rnd = Round(rules.replace(blocked_round_end=False), tableaus)
+    # The foundations go in after the tableaus: no blocked check on the half-built round.
+    rnd = Round(rules, tableaus, check_blocked=False)
     for fv in data["foundations"]:
-        target = NEW_FOUNDATION
-        for text, owner in zip(fv["cards"], fv["owners"], strict=True):
-            # The engine's own placement keeps its index of which card fits where. A public
-            # "place a known foundation card" would be nicer: see the report to the engine owner.
-            target = rnd._place(Card.parse(text), owner, target, None)
-    rnd.rules = rules
+        rnd.add_foundation(
+            [(Card.parse(text), owner) for text, owner in zip(fv["cards"], fv["owners"],
+                                                               strict=True)]
+        )
     rnd.stuck = [tv["stuck"] for tv in data["tableaus"]]
     rnd.ended = data["ended"]
     rnd.called_by = data["called_by"]
