@@ -24,7 +24,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
+import multiprocessing
 import os
 import random
 import shutil
@@ -33,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,8 +173,87 @@ async def lag_probe(samples: list[float], stop: asyncio.Event) -> None:
         samples.append((loop.time() - t - 0.05) * 1000)
 
 
+async def drive(base: str, indexes: list[int], seconds: float, level: str, bot: str,
+                rules: Any, ready: Callable[[], None], go: Callable[[], Awaitable[None]],
+                say: Callable[[str], None]) -> dict[str, Any]:
+    """One client process's share: open these rooms, wait for ``go``, measure, report."""
+    tally = Tally()
+    limits = httpx.Limits(max_connections=20, max_keepalive_connections=20)
+    async with httpx.AsyncClient(timeout=30.0, limits=limits) as http:
+        bots: list[NetworkBot] = []
+        tasks: list[asyncio.Task[None]] = []
+        sem = asyncio.Semaphore(10)
+
+        async def one(i: int) -> None:
+            async with sem:
+                room = await open_room(base, http, i, tally, level, bot, rules)
+            bots.extend(room)
+            tasks.extend(asyncio.create_task(b.run()) for b in room)
+
+        await asyncio.gather(*(one(i) for i in indexes))
+        say(f"{len(bots)} clients connected; waiting for every room to start")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(
+            b.client.phase not in ("playing", "round_over", "match_over") for b in bots[::SEATS]
+        ):
+            await asyncio.sleep(0.2)
+        ready()
+        await go()
+        lags: list[float] = []
+        stop = asyncio.Event()
+        probe = asyncio.create_task(lag_probe(lags, stop))
+        errors_before = sum(len(b.stats.errors) for b in bots)
+        cpu0 = time.process_time()
+        races0 = sum(b.stats.races for b in bots)
+        stale0 = sum(b.stats.stale for b in bots)
+        tally.measuring = True
+        await asyncio.sleep(seconds)
+        tally.measuring = False
+        cpu = time.process_time() - cpu0
+        stop.set()
+        await probe
+        errors = [e for b in bots for e in b.stats.errors][errors_before:]
+        dropped = sum(b.client.reconnects for b in bots) + sum(1 for b in bots if b.client.closed)
+        part = {
+            "clients": len(bots),
+            "acked": tally.acked,
+            "rtts": tally.rtts,
+            "problems": errors + tally.unexpected
+            + ([f"{dropped} dropped connections"] if dropped else []),
+            "errors": len(errors) + len(tally.unexpected) + dropped,
+            "races": sum(b.stats.races for b in bots) - races0,
+            "stale": sum(b.stats.stale for b in bots) - stale0,
+            "rounds": sum(b.stats.rounds for b in bots[::SEATS]),
+            "cpu": cpu,
+            "lags": lags,
+            "pings": [r for b in bots for r in b.client.rtts],
+        }
+        for b in bots:
+            b.stop()
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*(b.client.close() for b in bots), return_exceptions=True)
+    return part
+
+
+def _worker(base: str, indexes: list[int], seconds: float, level: str, bot: str, rules: Any,
+            ready: Any, go: Any, out: Any) -> None:
+    """A client process: its rooms on its own event loop (the bench needs more than one core)."""
+    _use_uvloop()
+
+    async def main() -> dict[str, Any]:
+        async def wait_go() -> None:
+            await asyncio.to_thread(go.wait)
+
+        return await drive(base, indexes, seconds, level, bot, rules, ready.release, wait_go,
+                           lambda _text: None)
+
+    out.put(asyncio.run(main()))
+
+
 async def run(rooms: int, seconds: float, port: int, level: str, bot: str, rules: Any,
-              verbose: bool) -> dict[str, Any]:
+              verbose: bool, procs: int = 2) -> dict[str, Any]:
     """The whole benchmark; returns the report."""
     base = f"http://127.0.0.1:{port}"
 
@@ -182,92 +263,78 @@ async def run(rooms: int, seconds: float, port: int, level: str, bot: str, rules
 
     with server_process(port) as proc:
         await wait_healthy(base, proc)
-        say(f"server pid {proc.pid} on {base}; opening {rooms} rooms")
-        tally = Tally()
-        limits = httpx.Limits(max_connections=20, max_keepalive_connections=20)
-        async with httpx.AsyncClient(timeout=30.0, limits=limits) as http:
-            bots: list[NetworkBot] = []
-            tasks: list[asyncio.Task[None]] = []
-            sem = asyncio.Semaphore(10)
-
-            async def one(i: int) -> None:
-                async with sem:
-                    room = await open_room(base, http, i, tally, level, bot, rules)
-                bots.extend(room)
-                tasks.extend(asyncio.create_task(b.run()) for b in room)
-
-            await asyncio.gather(*(one(i) for i in range(rooms)))
-            say(f"{len(bots)} clients connected; waiting for every room to start")
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and any(
-                b.client.phase not in ("playing", "round_over", "match_over")
-                for b in bots[::SEATS]
-            ):
-                await asyncio.sleep(0.2)
-            say(f"measuring for {seconds:g} s")
-            lags: list[float] = []
-            stop = asyncio.Event()
-            probe = asyncio.create_task(lag_probe(lags, stop))
-            errors_before = sum(len(b.stats.errors) for b in bots)
-            server_cpu0, bench_cpu0, wall0 = cpu_seconds(proc.pid), time.process_time(), \
-                time.monotonic()
-            machine0 = machine_cpu()
-            races0 = sum(b.stats.races for b in bots)
-            stale0 = sum(b.stats.stale for b in bots)
-            tally.measuring = True
-            await asyncio.sleep(seconds)
-            tally.measuring = False
-            wall = time.monotonic() - wall0
-            server_cpu = cpu_seconds(proc.pid) - server_cpu0
-            bench_cpu = time.process_time() - bench_cpu0
-            others_cpu = machine_cpu() - machine0 - server_cpu - bench_cpu
-            rss = rss_mb(proc.pid)
-            stop.set()
-            await probe
-            pings = [r for b in bots for r in b.client.rtts]
-            errors = [e for b in bots for e in b.stats.errors][errors_before:]
-            dropped = sum(b.client.reconnects for b in bots) + sum(
-                1 for b in bots if b.client.closed)
-            rounds = sum(b.stats.rounds for b in bots[::SEATS])
-            report: dict[str, Any] = {
-                "rooms": rooms,
-                "clients": len(bots),
-                "moves_per_second": round(tally.acked / wall, 1),
-                "rtt_ms": {"p50": round(percentile(tally.rtts, 0.50), 2),
-                           "p99": round(percentile(tally.rtts, 0.99), 2),
-                           "max": round(max(tally.rtts, default=0.0), 2)},
-                "errors": len(errors) + len(tally.unexpected) + dropped,
-                "server_rss_mb": round(rss, 1),
-                "seconds": round(wall, 1),
-                "moves": tally.acked,
-                "races": sum(b.stats.races for b in bots) - races0,
-                "stale": sum(b.stats.stale for b in bots) - stale0,
-                "rounds_finished": rounds,
-                "server_cpu": round(server_cpu / wall, 2),
-                "bench_cpu": round(bench_cpu / wall, 2),
-                # Other processes on the machine (CPU cores' worth): the figures are only as
-                # clean as this is small.
-                "others_cpu": round(max(0.0, others_cpu) / wall, 2),
-                "cores": os.cpu_count(),
-                "bench_loop_lag_ms": {"p50": round(percentile(lags, 0.5), 2),
-                                      "p99": round(percentile(lags, 0.99), 2)},
-                "ping_ms": {"p50": round(percentile(pings, 0.5), 2),
-                            "p99": round(percentile(pings, 0.99), 2)},
-                "level": level,
-                "bot": bot,
-            }
-            problems = errors + tally.unexpected
-            if dropped:
-                problems.append(f"{dropped} dropped connections")
-            if problems:
-                report["error_samples"] = problems[:10]
-            for b in bots:
-                b.stop()
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            await asyncio.gather(*(b.client.close() for b in bots), return_exceptions=True)
+        procs = max(1, min(procs, rooms))
+        say(f"server pid {proc.pid} on {base}; opening {rooms} rooms from {procs} processes")
+        ctx = multiprocessing.get_context("spawn")
+        ready = ctx.Semaphore(0)
+        go = ctx.Event()
+        out = ctx.Queue()
+        shares = [list(range(rooms))[p::procs] for p in range(procs)]
+        workers = [ctx.Process(target=_worker, args=(base, share, seconds, level, bot, rules,
+                                                     ready, go, out), daemon=True)
+                   for share in shares]
+        for w in workers:
+            w.start()
+        for _ in workers:
+            await asyncio.to_thread(ready.acquire)
+        say(f"measuring for {seconds:g} s")
+        server_cpu0, wall0, machine0 = cpu_seconds(proc.pid), time.monotonic(), machine_cpu()
+        go.set()
+        parts = [await asyncio.to_thread(out.get) for _ in workers]
+        wall = time.monotonic() - wall0 - 0.0
+        server_cpu = cpu_seconds(proc.pid) - server_cpu0
+        bench_cpu = sum(p["cpu"] for p in parts)
+        others_cpu = machine_cpu() - machine0 - server_cpu - bench_cpu
+        rss = rss_mb(proc.pid)
+        for w in workers:
+            w.join(timeout=30)
+    wall = max(wall, seconds)
+    rtts = [r for p in parts for r in p["rtts"]]
+    lags = [x for p in parts for x in p["lags"]]
+    pings = [x for p in parts for x in p["pings"]]
+    acked = sum(p["acked"] for p in parts)
+    report: dict[str, Any] = {
+        "rooms": rooms,
+        "clients": sum(p["clients"] for p in parts),
+        "moves_per_second": round(acked / seconds, 1),
+        "rtt_ms": {"p50": round(percentile(rtts, 0.50), 2),
+                   "p99": round(percentile(rtts, 0.99), 2),
+                   "max": round(max(rtts, default=0.0), 2)},
+        "errors": sum(p["errors"] for p in parts),
+        "server_rss_mb": round(rss, 1),
+        "seconds": round(seconds, 1),
+        "moves": acked,
+        "races": sum(p["races"] for p in parts),
+        "stale": sum(p["stale"] for p in parts),
+        "rounds_finished": sum(p["rounds"] for p in parts),
+        "server_cpu": round(server_cpu / wall, 2),
+        "bench_cpu": round(bench_cpu / seconds, 2),
+        "bench_processes": len(parts),
+        # Other processes on the machine (CPU cores' worth): the figures are only as clean
+        # as this is small.
+        "others_cpu": round(max(0.0, others_cpu) / wall, 2),
+        "cores": os.cpu_count(),
+        "bench_loop_lag_ms": {"p50": round(percentile(lags, 0.5), 2),
+                              "p99": round(percentile(lags, 0.99), 2)},
+        "ping_ms": {"p50": round(percentile(pings, 0.5), 2),
+                    "p99": round(percentile(pings, 0.99), 2)},
+        "level": level,
+        "bot": bot,
+    }
+    problems = [x for p in parts for x in p["problems"]]
+    if problems:
+        report["error_samples"] = problems[:10]
     return report
+
+
+def _use_uvloop() -> None:
+    # The clients measure round trips: keep their own collector pauses out of the figures, as
+    # the server does.
+    gc.set_threshold(100_000, 50, 1000)
+    with contextlib.suppress(ImportError):
+        import uvloop  # the server runs on uvloop too (uvicorn picks it when installed)
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -280,15 +347,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--level", default="expert", help="bot speed level (default expert)")
     parser.add_argument("--bot", default="greedy", help="bot (default greedy: cheap to run)")
     parser.add_argument("--rules", default="pagat", help="preset name or JSON rules object")
+    parser.add_argument("--procs", type=int, default=2,
+                        help="client processes (default 2: the clients need a core too)")
     args = parser.parse_args(argv)
     rules: Any = json.loads(args.rules) if args.rules.lstrip().startswith("{") else args.rules
     port = args.port or free_port()
-    with contextlib.suppress(ImportError):
-        import uvloop  # the server runs on uvloop too (uvicorn picks it when installed)
-
-        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    _use_uvloop()
     report = asyncio.run(run(args.rooms, args.seconds, port, args.level, args.bot, rules,
-                             verbose=not args.json))
+                             verbose=not args.json, procs=args.procs))
     print(json.dumps(report))
     return 0
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -166,6 +167,9 @@ def create_app(
         hub = Hub(store, start_bots=start_bots)
         restored = await hub.restore_all()
         log.info("nertz: %d rooms restored", restored)
+        # Everything alive now (imports, the restored rooms) stays alive: keep the collector
+        # from walking it again and again.
+        gc.freeze()
         state["hub"] = hub
         app.state.hub = hub
         try:
