@@ -231,6 +231,11 @@ def test_mirrors_match_a_fresh_state_after_bots_play(server: str) -> None:
         watcher = await Client.join(server, "Eve", room=host.room_id, spectator=True,
                                     ping_interval=None)
         await watcher.connect()
+        # Eve's arrival is itself broadcast: let every mirror take in the last messages.
+        for _ in range(40):
+            if len({c.version for c in [*clients, watcher]}) == 1:
+                break
+            await asyncio.sleep(0.05)
         fresh = watcher.table
         assert fresh is not None
         for c in clients:

@@ -914,24 +914,26 @@ class Table:
             return
         self._log("close", {"t": self.now_t()})
         assert self.match is not None
-        result = self._result_json()
-        self._broadcast({"type": "round_over", "result": result, "room": self.room_info()})
         if self.match.over and self.recorder is not None and self.match_id is not None:
-            replay = self.recorder.file.to_json()
-            match_id = self.match_id
-            winner = self.match.winner
-            task = asyncio.get_running_loop().create_task(
-                self._save_match(match_id, replay, winner))
+            # The results name the match's replay: it must be there to download when they
+            # arrive, so the save joins the outbox ahead of them.
+            before = [o.fut for o in self._outbox if o.fut is not None]
+            task = asyncio.get_running_loop().create_task(self._save_match(
+                before, self.match_id, self.recorder.file.to_json(), self.match.winner))
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
+            task.add_done_callback(lambda _t: self._flush())
+            self._outbox.append(_Outgoing(task, []))
+        result = self._result_json()
+        self._broadcast({"type": "round_over", "result": result, "room": self.room_info()})
 
-    async def _save_match(self, match_id: str, replay: dict[str, Any],
-                          winner: int | None) -> None:
-        await self._drain()
+    async def _save_match(self, before: list[asyncio.Future[None]], match_id: str,
+                          replay: dict[str, Any], winner: int | None) -> None:
+        # After the log entries that close the match: a replay never outruns its log.
+        await asyncio.gather(*before, return_exceptions=True)
         try:
             await self.store.save_match(match_id, self.id, replay, winner)
         except Exception:  # pragma: no cover - the log still holds every move
             log.exception("table %s: could not save match %s", self.id, match_id)
-
 
 __all__ = ["CommandError", "Player", "Sink", "StoreError", "Table", "token_hash"]
