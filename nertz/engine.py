@@ -224,7 +224,9 @@ class Round:
         n_work = len(work)
         nertz = tab.nertz[-1] if tab.nertz else None
         waste = tab.waste[-1] if tab.waste else None
-        # Foundation plays from every top card.
+        # Foundation plays from every top card: the Nertz and waste tops, then the work piles'.
+        # Two loops, not one over a list of (pile, card) pairs built first: this is the hottest
+        # code of every playout, and building that list costs 7% of a random-play move.
         starter = self._starter
         accepting = self._accepting
         open_piles = self._open_piles

@@ -25,12 +25,12 @@ from typing import Any, Final
 
 from nertz.bots import Observation, find_bot, find_speed
 from nertz.bots.base import Bot
-from nertz.bots.speed import SpeedProfile
+from nertz.bots.speed import HUMAN_LEVELS, SpeedProfile
 from nertz.client import Client, ClientError, Message, MoveResult
 from nertz.rules import Rules
 
-NETWORK_LEVELS: Final = ("beginner", "casual", "skilled", "expert")
-"""Speed levels a room accepts (``instant`` is for the simulator: the server throttles it)."""
+NETWORK_LEVELS: Final = HUMAN_LEVELS
+"""Speed levels a room accepts."""
 
 
 @dataclass(slots=True)

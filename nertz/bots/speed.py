@@ -97,6 +97,10 @@ def quantiles(sigma: float) -> tuple[float, ...]:
     return tuple(math.exp(mu + sigma * normal.inv_cdf((i + 0.5) / STEPS)) for i in range(STEPS))
 
 
+HUMAN_LEVELS: Final = ("beginner", "casual", "skilled", "expert")
+"""The levels that play at a person's pace: what a room seats (``instant`` is for simulation
+only; the server would throttle it)."""
+
 SPEEDS: Final[dict[str, SpeedProfile]] = {
     p.name: p
     for p in (

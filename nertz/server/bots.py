@@ -16,12 +16,13 @@ import logging
 import random
 
 from nertz.bots import Observation, UnknownName, find_bot, find_speed
+from nertz.bots.speed import HUMAN_LEVELS
 from nertz.server.table import CommandError, Player, Table
 
 log = logging.getLogger("nertz.bots")
 
-SERVER_LEVELS = ("beginner", "casual", "skilled", "expert")
-"""Speed levels a room may seat (``instant`` is for simulation only)."""
+SERVER_LEVELS = HUMAN_LEVELS
+"""Speed levels a room may seat."""
 
 
 def check(bot: str, level: str) -> str | None:

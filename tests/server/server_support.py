@@ -42,8 +42,16 @@ def recv_raw(ws: WebSocketTestSession, timeout: float = 5.0) -> str:
         return pending.pop(0)
 
     async def receive() -> Any:
-        with anyio.fail_after(timeout):
-            return await ws._send_rx.receive()
+        # Poll rather than cancel a waiting receive: a timeout that fires just as a message is
+        # taken would lose that message.
+        deadline = anyio.current_time() + timeout
+        while True:
+            try:
+                return ws._send_rx.receive_nowait()
+            except anyio.WouldBlock:
+                if anyio.current_time() >= deadline:
+                    raise TimeoutError from None
+                await anyio.sleep(0.002)
 
     message = ws.portal.call(receive)
     ws._raise_on_close(message)
