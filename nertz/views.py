@@ -139,3 +139,16 @@ def visible_cards(v: SeatView) -> set[tuple[int, Card]]:
     for f in v.foundations:
         out.update(zip(f.owners, f.cards, strict=True))
     return out
+
+
+def hidden_cards(rnd: Round) -> set[tuple[int, Card]]:
+    """Every (owner seat, card) that nobody at the table may see: each stock, the cards under
+    each Nertz top and each waste top, every face-down work card. No view ever shows one."""
+    out: set[tuple[int, Card]] = set()
+    for seat, tab in enumerate(rnd.tableaus):
+        out.update((seat, c) for c in tab.stock)
+        out.update((seat, c) for c in tab.nertz[:-1])
+        out.update((seat, c) for c in tab.waste[:-1])
+        for pile, d in zip(tab.work, tab.down, strict=True):
+            out.update((seat, c) for c in pile[:d])
+    return out

@@ -129,18 +129,6 @@ def layout(
     )
 
 
-def hidden_cards(rnd: Round) -> set[tuple[int, Card]]:
-    """Every (owner, card) nobody at the table may see."""
-    out: set[tuple[int, Card]] = set()
-    for seat, tab in enumerate(rnd.tableaus):
-        out.update((seat, x) for x in tab.stock)
-        out.update((seat, x) for x in tab.nertz[:-1])
-        out.update((seat, x) for x in tab.waste[:-1])
-        for pile, d in zip(tab.work, tab.down, strict=True):
-            out.update((seat, x) for x in pile[:d])
-    return out
-
-
 def shown_cards(rnd: Round) -> set[tuple[int, Card]]:
     """Every (owner, card) face up at the table."""
     out: set[tuple[int, Card]] = set()

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _support import check_invariants, hidden_cards, shown_cards, snapshot, tableau_snapshot
+from _support import check_invariants, shown_cards, snapshot, tableau_snapshot
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +27,7 @@ from nertz.playout import greedy_move
 from nertz.replay import Recorder, loads, run
 from nertz.rules import PRESETS, Rules
 from nertz.scoring import score_round
-from nertz.views import view, visible_cards
+from nertz.views import hidden_cards, view, visible_cards
 
 COMBOS: dict[str, dict[str, Any]] = {
     "jokers": {"preset": "pagat", "jokers": True},

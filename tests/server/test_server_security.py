@@ -30,24 +30,10 @@ from server_support import (
 from starlette.testclient import TestClient, WebSocketTestSession
 
 from nertz.bots import SPEEDS, GreedyBot, Observation, SpeedProfile
-from nertz.cards import Card
-from nertz.engine import Round
 from nertz.rules import Rules
 from nertz.server import protocol
 from nertz.server.table import Table
-from nertz.views import view, visible_cards
-
-
-def hidden_cards(rnd: Round) -> set[tuple[int, Card]]:
-    """Every (owner, card) nobody at the table may see."""
-    out: set[tuple[int, Card]] = set()
-    for seat, tab in enumerate(rnd.tableaus):
-        out.update((seat, x) for x in tab.stock)
-        out.update((seat, x) for x in tab.nertz[:-1])
-        out.update((seat, x) for x in tab.waste[:-1])
-        for pile, d in zip(tab.work, tab.down, strict=True):
-            out.update((seat, x) for x in pile[:d])
-    return out
+from nertz.views import hidden_cards, view, visible_cards
 
 
 class Watch:
