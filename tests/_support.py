@@ -13,6 +13,8 @@ from typing import Any
 
 from nertz.cards import Card, deck
 from nertz.engine import Round, valid_run
+from nertz.moves import STUCK, TURN, Move
+from nertz.playout import greedy_move
 from nertz.rules import Rules
 from nertz.state import Layout
 
@@ -142,3 +144,14 @@ def shown_cards(rnd: Round) -> set[tuple[int, Card]]:
     for f in rnd.foundations:
         out.update(zip(f.owners, f.cards, strict=True))
     return out
+
+
+def greedy_step(rnd: Round, seat: int) -> Move | None:
+    """The warm-up policy of the property tests: greedy play, else turn, else declare stuck when
+    the engine says so; None when the seat has declared and waits."""
+    move = greedy_move(rnd, seat)
+    if move is None:
+        if rnd.stuck[seat]:
+            return None
+        move = STUCK if rnd.is_stuck(seat) else TURN
+    return move

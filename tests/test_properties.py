@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _support import check_invariants, shown_cards, snapshot, tableau_snapshot
+from _support import check_invariants, greedy_step, shown_cards, snapshot, tableau_snapshot
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -194,11 +194,9 @@ def test_random_games_keep_invariants(
         if rnd.ended is not None:
             break
         seat = i % seats
-        move = greedy_move(rnd, seat)
+        move = greedy_step(rnd, seat)
         if move is None:
-            if rnd.stuck[seat]:
-                continue
-            move = Move.parse("STUCK") if rnd.is_stuck(seat) else Move.parse("T")
+            continue
         t += 10
         events = rnd.play(seat, move, t)
         assert events
@@ -307,11 +305,9 @@ def test_is_stuck_matches_brute_force(spec: Any, seed: int, seats: int, warm: in
         if rnd.ended is not None:
             return
         seat = i % seats
-        move = greedy_move(rnd, seat)
+        move = greedy_step(rnd, seat)
         if move is None:
-            if rnd.stuck[seat]:
-                continue
-            move = Move.parse("STUCK") if rnd.is_stuck(seat) else Move.parse("T")
+            continue
         rnd.play(seat, move)
     if rnd.ended is not None:
         return
