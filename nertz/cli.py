@@ -121,11 +121,10 @@ def _rules(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"rules": rules.to_spec(), "options": rules.to_options()}))
         return 0
-    base = PRESETS.get(spec) if isinstance(spec, str) else None
     print(f"{args.name}: {PRESET_SUMMARIES.get(args.name, json.dumps(rules.to_spec()))}")
     for name, option in OPTIONS.items():
         value = getattr(rules, name)
-        mark = "" if base is not None and value == getattr(PRESETS["pagat"], name) else " *"
+        mark = "" if value == getattr(PRESETS["pagat"], name) else " *"
         print(f"  {name:<20} {_value(value)!s:<12}{mark:<3} [{option.source}] {option.doc}")
     print("  (* differs from the default)")
     return 0
