@@ -198,8 +198,18 @@ def create_app(
         except msgspec.DecodeError as exc:
             raise ApiError(400, f"not JSON: {exc}") from None
 
+    async def find_table(key: str) -> Table | None:
+        """The room, rebuilt if need be; a room that cannot be rebuilt is a 503, not a crash."""
+        if len(key) > 32:
+            return None
+        try:
+            return await hub().get(key)
+        except Exception:
+            log.exception("room %s could not be loaded", key)
+            raise ApiError(503, f"room {key!r} is unavailable") from None
+
     async def table_or_404(key: str) -> Table:
-        table = await hub().get(key) if len(key) <= 32 else None
+        table = await find_table(key)
         if table is None:
             raise ApiError(404, f"no room {key!r}")
         return table
@@ -245,9 +255,13 @@ def create_app(
     async def _join(table: Table, name: str, spectator: bool) -> dict[str, Any]:
         try:
             player, token = table.join(name, spectator)
-        except (CommandError, protocol.ProtocolError) as exc:
+        except CommandError as exc:
+            raise ApiError(503 if exc.code == "unavailable" else 400, exc.message) from None
+        except protocol.ProtocolError as exc:
             raise ApiError(400, str(exc)) from None
         await table._drain()
+        if table.broken:
+            raise ApiError(503, "the room could not store the join; try again")
         return {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
                 "host": player.id == table.host}
 
@@ -314,7 +328,13 @@ def create_app(
             return
         await ws.accept()
         conn = Connection(ws)
-        table = await hub().get(room_id) if len(room_id) <= 32 else None
+        try:
+            table = await find_table(room_id)
+        except ApiError as exc:
+            conn.send(_error("unavailable", exc.message))
+            conn.close()
+            await conn.task
+            return
         if table is None:
             conn.send(_error("no_room", f"no room {room_id!r}"))
             conn.close()
@@ -351,7 +371,11 @@ def create_app(
                     table.attach(conn, player, msg.since)
                     continue
                 if table.closed or table.broken:
-                    fresh = await hub().get(table.id)
+                    try:
+                        fresh = await find_table(table.id)
+                    except ApiError as exc:
+                        conn.send(_error("unavailable", exc.message))
+                        continue
                     if fresh is None:  # pragma: no cover - rooms are not deleted
                         break
                     table.detach(conn)

@@ -38,9 +38,13 @@ class Hub:
         self._ticker: asyncio.Task[None] | None = None
 
     async def restore_all(self) -> int:
-        """Bring back every room that was live when the server stopped; returns how many."""
+        """Bring back every room that was live when the server stopped; returns how many.
+        A room that cannot be rebuilt is logged and left out: it must not stop the others."""
         for row in await self.store.live_rooms():
-            await self.get(row.id)
+            try:
+                await self.get(row.id)
+            except Exception:
+                log.exception("room %s could not be restored", row.id)
         return len(self.tables)
 
     async def create(self, rules: Rules, seats: int) -> Table:
@@ -66,7 +70,9 @@ class Hub:
             if table is not None and not table.broken:
                 return table
             if table is not None:
+                # A broken table: stop it and let its queued writes settle before reading.
                 table.close()
+                await table._drain()
             entries = await self.store.load_log(row.id)
             table = await Table.restore(
                 self.store, row.id, row.code, Rules.from_spec(row.rules), row.seats, entries

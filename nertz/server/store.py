@@ -122,6 +122,7 @@ class Store:
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
         self._closed = False
+        self._failed: set[str] = set()
         # One statement object for every batch, so SQLAlchemy's compiled cache always hits.
         self._insert = room_log.insert()
         self.commits = 0
@@ -197,10 +198,23 @@ class Store:
             last = loop.time()
             while self._pending:
                 batch, self._pending = self._pending, []
+                if self._failed:
+                    # A room whose entry failed takes no later entry: its log must have no gap.
+                    kept = []
+                    for row, fut in batch:
+                        if row["room_id"] in self._failed:
+                            if not fut.done():
+                                fut.set_exception(StoreError("an earlier action was not stored"))
+                        else:
+                            kept.append((row, fut))
+                    batch = kept
+                    if not batch:
+                        continue
                 try:
                     async with self.engine.begin() as conn:
                         await conn.execute(self._insert, [row for row, _ in batch])
                 except Exception as exc:  # any database failure fails the whole batch
+                    self._failed.update(row["room_id"] for row, _ in batch)
                     for _, fut in batch:
                         if not fut.done():
                             fut.set_exception(StoreError(f"could not store the action: {exc}"))
@@ -213,7 +227,9 @@ class Store:
                 return
 
     async def load_log(self, room_id: str) -> list[LogEntry]:
-        """A room's whole log, in order."""
+        """A room's whole log, in order. Loading it (to rebuild the room) clears a failed
+        append's hold on the room: the rebuilt table goes on from what is stored."""
+        self._failed.discard(room_id)
         async with self.engine.connect() as conn:
             result = await conn.execute(
                 sa.select(room_log.c.seq, room_log.c.kind, room_log.c.data, room_log.c.at)

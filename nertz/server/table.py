@@ -16,6 +16,7 @@ client that missed some catch up, else it gets the whole state.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import secrets
@@ -39,7 +40,7 @@ from nertz.events import (
     StuckDeclared,
 )
 from nertz.match import Match, RoundResult
-from nertz.moves import Kind, Move
+from nertz.moves import STUCK, Move
 from nertz.replay import Recorder
 from nertz.rules import Rules
 from nertz.server import protocol
@@ -133,6 +134,7 @@ class CommandError(Exception):
 class _Outgoing:
     fut: asyncio.Future[None] | None
     sends: list[tuple[Sink | None, bytes, int]]
+    closes: list[Sink] = field(default_factory=list)
 
 
 BotStarter = Callable[["Table", Player], None]
@@ -171,6 +173,7 @@ class Table:
         self.changed = asyncio.Event()
         self.bot_starter: BotStarter | None = None
         self.closed = False
+        self._vacancy_timer: asyncio.TimerHandle | None = None
         self.tasks: set[asyncio.Task[None]] = set()
         self._outbox: deque[_Outgoing] = deque()
         self._timers: list[asyncio.TimerHandle] = []
@@ -238,11 +241,20 @@ class Table:
         """Milliseconds since the round began, on the server's clock."""
         return int((asyncio.get_running_loop().time() - self.round_t0) * 1000)
 
-    def _schedule(self, delay: float, fn: Callable[[], None]) -> None:
+    def _schedule(self, delay: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
         loop = asyncio.get_running_loop()
-        self._timers.append(loop.call_later(max(0.0, delay), self._guarded, fn))
+        holder: list[asyncio.TimerHandle] = []
+        handle = loop.call_later(max(0.0, delay), self._guarded, fn, holder)
+        holder.append(handle)
+        self._timers.append(handle)
+        return handle
 
-    def _guarded(self, fn: Callable[[], None]) -> None:
+    def _guarded(self, fn: Callable[[], None], holder: list[asyncio.TimerHandle]) -> None:
+        # A fired timer is forgotten: a client reconnecting in a loop must not grow the list.
+        with contextlib.suppress(ValueError):
+            self._timers.remove(holder[0])
+        if self.broken or self.closed:
+            return
         try:
             fn()
         except CommandError:
@@ -254,6 +266,7 @@ class Table:
 
     def _log(self, kind: str, data: dict[str, Any]) -> asyncio.Future[None]:
         """Apply an entry, queue it to the store; returns the commit future."""
+        self._check_alive()
         self._apply(kind, data)
         fut = self.store.append_nowait(self.id, self.seq, kind, data)
         self.seq += 1
@@ -267,6 +280,10 @@ class Table:
         self._flush()
 
     def _flush(self) -> None:
+        if self.broken:
+            # Nothing more goes out: what is queued may show changes the log does not hold.
+            self._outbox.clear()
+            return
         while self._outbox:
             head = self._outbox[0]
             if head.fut is not None and not head.fut.done():
@@ -282,6 +299,8 @@ class Table:
                             s.send(data)
                 else:
                     sink.send(data)
+            for sink in head.closes:
+                sink.close()
 
     def _queue(self, sink: Sink | None, data: bytes, version: int = 0) -> None:
         """Send after everything logged so far is committed (in order)."""
@@ -312,6 +331,9 @@ class Table:
         if not self.broken:
             log.error("table %s: store failed, table must be rebuilt: %s", self.id, exc)
         self.broken = True
+        for handle in self._timers:
+            handle.cancel()
+        self._timers.clear()
 
     # ------------------------------------------------------------------ applying entries
 
@@ -400,9 +422,15 @@ class Table:
                 {"type": "ack", "id": data["id"], "move": data["m"], "t": t, "v": self.version}))
 
     def _on_reset(self, data: dict[str, Any]) -> None:
-        assert self.round is not None
-        self.round.reset()
-        self.last_t = max(self.last_t, int(data["t"]))
+        # The server's reset is every seat declaring stuck at once: made (and written to the
+        # replay file) as those declarations, so a downloaded replay plays the same reset.
+        assert self.round is not None and self.recorder is not None
+        t = int(data["t"])
+        for seat in range(self.round.seats):
+            if not self.round.stuck[seat] and self.round.ended is None:
+                self.round.play(seat, STUCK, t)
+                self.recorder.record(t, seat, STUCK)
+        self.last_t = max(self.last_t, t)
 
     def _on_close(self, data: dict[str, Any]) -> None:
         assert self.match is not None and self.round is not None
@@ -506,9 +534,19 @@ class Table:
             if p.sockets == 0:
                 p.left_at = time.monotonic()
                 self._broadcast_lobby()
-                self._schedule(RECONNECT_SECONDS + 0.5, self._check_vacancies)
+                if self._vacancy_timer is None:
+                    # One pending check covers every departure until it runs.
+                    self._vacancy_timer = self._schedule(RECONNECT_SECONDS + 0.5,
+                                                         self._check_vacancies)
 
     def _check_vacancies(self) -> None:
+        self._vacancy_timer = None
+        waiting = [p.left_at for p in self.players.values()
+                   if p.bot is None and p.sockets == 0 and p.left_at is not None and not p.vacant]
+        if waiting:
+            # Someone left later than the first departure: check again when their time is up.
+            wait = min(waiting) + RECONNECT_SECONDS + 0.5 - time.monotonic()
+            self._vacancy_timer = self._schedule(wait, self._check_vacancies)
         host = self.players.get(self.host) if self.host else None
         if host is not None and host.vacant:
             heir = next(
@@ -665,9 +703,10 @@ class Table:
         self._log("left", {"player": target.id})
         for sink, pid in list(self.sinks.items()):
             if pid == target.id:
-                sink.send(protocol.encode({"type": "kicked"}))
                 self.sinks.pop(sink, None)
-                sink.close()
+                self._sink_from.pop(sink, None)
+                self._queue(sink, protocol.encode({"type": "kicked"}))
+                self._outbox[-1].closes.append(sink)
         self._broadcast_lobby()
 
     def assign(self, by: Player, player_id: str, seat: int | None, hand: int) -> None:
@@ -771,7 +810,7 @@ class Table:
         seen = player.answers.get(action_id)
         if seen is not None:
             if reply is not None:
-                reply.send(seen)
+                self._queue(reply, seen)  # after the first one's commit, like the first answer
             return
         self._check_alive()
         if player.seat is None:
@@ -814,10 +853,11 @@ class Table:
         self._remember(player, action_id, ack)
         if reply is not None:
             self._queue(reply, ack)
-        self._after_change(move)
+        self._after_change()
 
     def _log_applied(self, kind: str, data: dict[str, Any]) -> None:
         # The move is already applied (applying it is how it was checked); store it as is.
+        # (play() checked the table is alive before applying it.)
         fut = self.store.append_nowait(self.id, self.seq, kind, data)
         self.seq += 1
         fut.add_done_callback(self._committed)
@@ -884,7 +924,7 @@ class Table:
             "called_by": rnd.called_by,
         }
 
-    def _after_change(self, move: Move | None = None) -> None:
+    def _after_change(self) -> None:
         """After a move: end the round if it ended; reset at once if every seat is stuck."""
         rnd = self.round
         if rnd is None or self.phase != "playing":
@@ -892,8 +932,6 @@ class Table:
         if rnd.ended is not None:
             self._after_end()
             return
-        if move is not None and move.kind is Kind.TURN:
-            return  # turning changes nobody's stuckness: the look-ahead covers every turn
         if rnd.all_stuck():
             t = self.now_t()
             self._log("reset", {"t": t})
