@@ -182,14 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_bot)
     from nertz.sim import cli as sim_cli
 
-    if sim_cli.add_parser not in _EXTRA_COMMANDS:
-        _EXTRA_COMMANDS.append(sim_cli.add_parser)
-    for extra in _EXTRA_COMMANDS:
-        extra(sub)
+    sim_cli.add_parser(sub)
     return parser
 
-
-_EXTRA_COMMANDS: list[Any] = []
 
 
 def main(argv: Sequence[str] | None = None) -> int:
