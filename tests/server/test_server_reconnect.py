@@ -15,6 +15,7 @@ from server_support import (
     quiet,
     recv,
     recv_until,
+    two_players,
     wait_phase,
 )
 from starlette.testclient import TestClient
@@ -114,17 +115,9 @@ def test_vacant_host_passes_the_host_on(
 def test_since_from_before_a_restart_gets_the_whole_state(db_url: str) -> None:
     """Versions number one process's broadcasts: a ``since`` that a client kept from before the
     server restarted must never be bridged by the new process's history."""
-    with TestClient(create_app(db_url)) as client:
-        ann = create_room(client)
-        bob = join(client, ann.room, "Bob")
-        with client.websocket_connect(f"/ws/{ann.room}") as a, \
-                client.websocket_connect(f"/ws/{ann.room}") as b:
-            hello(a, ann.token)
-            hello(b, bob.token)
-            a.send_json({"type": "start", "countdown_ms": 0})
-            wait_phase(b, "playing")
-            b.send_json({"type": "sync", "since": None})
-            bobs = recv_until(b, "state")[0]
+    with TestClient(create_app(db_url)) as client, two_players(client) as (ann, bob, _a, b):
+        b.send_json({"type": "sync", "since": None})
+        bobs = recv_until(b, "state")[0]
         view, since = bobs["table"], bobs["v"]
     with TestClient(create_app(db_url)) as client, \
             client.websocket_connect(f"/ws/{ann.room}") as a:  # the server restarted
@@ -148,19 +141,11 @@ def test_since_from_before_a_restart_gets_the_whole_state(db_url: str) -> None:
 def test_resent_action_after_a_restart_is_not_applied_again(db_url: str) -> None:
     """A client that lost the ack (the server went down) resends its action to the new process:
     it gets the answer again and the action is not applied twice."""
-    with TestClient(create_app(db_url)) as client:
-        ann = create_room(client)
-        bob = join(client, ann.room, "Bob")
-        with client.websocket_connect(f"/ws/{ann.room}") as a, \
-                client.websocket_connect(f"/ws/{ann.room}") as b:
-            hello(a, ann.token)
-            hello(b, bob.token)
-            a.send_json({"type": "start", "countdown_ms": 0})
-            wait_phase(b, "playing")
-            first = ask(b, {"type": "play", "id": "once", "move": "T"})
-            assert first["type"] == "ack"
-            b.send_json({"type": "sync", "since": None})
-            before = recv_until(b, "state")[0]["table"]
+    with TestClient(create_app(db_url)) as client, two_players(client) as (ann, bob, _a, b):
+        first = ask(b, {"type": "play", "id": "once", "move": "T"})
+        assert first["type"] == "ack"
+        b.send_json({"type": "sync", "since": None})
+        before = recv_until(b, "state")[0]["table"]
     with TestClient(create_app(db_url)) as client, \
             client.websocket_connect(f"/ws/{ann.room}") as b:
         hello(b, bob.token)
