@@ -313,12 +313,12 @@ class Round:
                     if i == d:
                         moves.append(to_pile[j])
                     elif partial:
-                        moves.append(_partial_move(src, j, pile[i]))
+                        moves.append(to_work(src, j + 1, pile[i]))
             for j in empties:
                 moves.append(to_pile[j])
                 if partial:
                     for i in range(d + 1, size):
-                        moves.append(_partial_move(src, j, pile[i]))
+                        moves.append(to_work(src, j + 1, pile[i]))
 
     def _work_moves_wild(
         self, tab: Tableau, nertz: Card | None, waste: Card | None, moves: list[Move]
@@ -332,7 +332,7 @@ class Round:
                 continue
             for j in range(n_work):
                 if self._fits_pile(work[j], downs[j], [c]):
-                    moves.append(_TO_W[src, j])
+                    moves.append(_TO_W_BY_SRC[src][j])
         partial = self._partial
         for k in range(n_work):
             pile = work[k]
@@ -344,7 +344,9 @@ class Round:
                 moving = pile[i:]
                 for j in range(n_work):
                     if j != k and self._fits_pile(work[j], downs[j], moving):
-                        moves.append(_TO_W[src, j] if i == d else _partial_move(src, j, pile[i]))
+                        moves.append(
+                            _TO_W_BY_SRC[src][j] if i == d else to_work(src, j + 1, pile[i])
+                        )
 
     # ----------------------------------------------------------------- verify and apply
 
@@ -887,13 +889,7 @@ class Round:
 # ---------------------------------------------------------------------------- helpers
 
 _PILE_NAMES: Final = ("1", "2", "3", "4", "5")
-_TO_F: Final[dict[tuple[str, int], Move]] = {}
-_TO_W: Final[dict[tuple[str, int], Move]] = {}
 _TO_F_SOURCES: Final = ("N", "W", *_PILE_NAMES)
-for _src in _TO_F_SOURCES:
-    _TO_F[_src, 0] = to_foundation(_src, 0)
-    for _j in range(5):
-        _TO_W[_src, _j] = to_work(_src, _j + 1)
 _TO_W_BY_SRC: Final[dict[str, list[Move]]] = {
     src: [to_work(src, j + 1) for j in range(5)] for src in _TO_F_SOURCES
 }
@@ -906,17 +902,6 @@ _F_MOVES: Final[dict[str, list[Move]]] = {
     src: [to_foundation(src, n) for n in range(_MAX_FOUNDATIONS + 1)] for src in _TO_F_SOURCES
 }
 """``_F_MOVES[src][k]`` is ``src-Fk`` (k 0 is the bare ``src-F``): shared move values."""
-
-
-_PARTIAL: dict[tuple[str, int, Card], Move] = {}
-
-
-def _partial_move(src: str, j: int, card: Card) -> Move:
-    key = (src, j, card)
-    move = _PARTIAL.get(key)
-    if move is None:
-        move = _PARTIAL[key] = to_work(src, j + 1, card)
-    return move
 
 
 def _describe_needs(f: Foundation) -> str:
