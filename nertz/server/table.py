@@ -268,6 +268,10 @@ class Table:
         """Apply an entry, queue it to the store; returns the commit future."""
         self._check_alive()
         self._apply(kind, data)
+        return self._store_entry(kind, data)
+
+    def _store_entry(self, kind: str, data: dict[str, Any]) -> asyncio.Future[None]:
+        """Queue an entry already applied in memory; its messages wait for its commit."""
         fut = self.store.append_nowait(self.id, self.seq, kind, data)
         self.seq += 1
         fut.add_done_callback(self._committed)
@@ -843,7 +847,9 @@ class Table:
                                  "t": t}
         if player.bot is None:
             entry["id"] = action_id  # bots number their actions afresh in each process
-        self._log_applied("move", entry)
+        # Already applied (applying it is how it was checked; play() checked the table is
+        # alive first): store it as it is.
+        self._store_entry("move", entry)
         assert self.recorder is not None
         self.recorder.record(t, player.seat, move, hand)
         self.last_t = max(self.last_t, t)
@@ -854,14 +860,6 @@ class Table:
         if reply is not None:
             self._queue(reply, ack)
         self._after_change()
-
-    def _log_applied(self, kind: str, data: dict[str, Any]) -> None:
-        # The move is already applied (applying it is how it was checked); store it as is.
-        # (play() checked the table is alive before applying it.)
-        fut = self.store.append_nowait(self.id, self.seq, kind, data)
-        self.seq += 1
-        fut.add_done_callback(self._committed)
-        self._outbox.append(_Outgoing(fut, []))
 
     def _remember(self, player: Player, action_id: str, data: bytes) -> None:
         player.answers[action_id] = data
