@@ -134,7 +134,7 @@ def _serve(args: argparse.Namespace) -> int:
     # Imported here: the web stack is needed only by this command.
     from nertz.server.serve import serve
 
-    return serve(args.host, args.port, args.db, tuple(args.allow_origin or ()))
+    return serve(args.host, args.port, args.db, tuple(args.allow_origin or ()), args.deal_seed)
 
 
 def _bot(args: argparse.Namespace) -> int:
@@ -170,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "postgresql://... works the same)")
     p.add_argument("--allow-origin", action="append", metavar="ORIGIN",
                    help="another page origin allowed to open sockets (repeatable)")
+    p.add_argument("--deal-seed", type=int, default=None, metavar="N",
+                   help="deal every room's n-th match alike, from N (tests and demos only: "
+                        "whoever knows N knows every card)")
     p.set_defaults(func=_serve)
     p = sub.add_parser("bot", help="join a room over the network as a bot player")
     p.add_argument("--url", required=True, help="the room's link (http://HOST:PORT/r/CODE)")

@@ -157,14 +157,18 @@ def create_app(
     db_url: str | None = None,
     allowed_origins: tuple[str, ...] = (),
     start_bots: bool = True,
+    deal_seed: int | None = None,
 ) -> FastAPI:
-    """The application; storage opens (and migrates) at start-up and every live room returns."""
+    """The application; storage opens (and migrates) at start-up and every live room returns.
+
+    ``deal_seed`` makes every room's n-th match deal the same cards: for tests and demos only,
+    as anyone who knows the seed knows every card."""
     state: dict[str, Any] = {}
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = await Store.open(db_url)
-        hub = Hub(store, start_bots=start_bots)
+        hub = Hub(store, start_bots=start_bots, deal_seed=deal_seed)
         restored = await hub.restore_all()
         log.info("nertz: %d rooms restored", restored)
         # Everything alive now (imports, the restored rooms) stays alive: keep the collector

@@ -30,10 +30,14 @@ CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 class Hub:
     """Every live table of this process, by room id."""
 
-    def __init__(self, store: Store, start_bots: bool = True) -> None:
+    def __init__(
+        self, store: Store, start_bots: bool = True, deal_seed: int | None = None
+    ) -> None:
         self.store = store
         self.tables: dict[str, Table] = {}
         self.start_bots = start_bots
+        self.deal_seed = deal_seed
+        """Deal every room's matches from this seed (``nertz serve --deal-seed``), if set."""
         self._lock = asyncio.Lock()
         self._ticker: asyncio.Task[None] | None = None
 
@@ -87,6 +91,7 @@ class Hub:
     def _adopt(self, table: Table) -> None:
         if self.start_bots:
             table.bot_starter = bots.start_bot
+        table.deal_seed = self.deal_seed
         self.tables[table.id] = table
         if self._ticker is None:
             self._ticker = asyncio.get_running_loop().create_task(self._tick())

@@ -14,14 +14,23 @@ GC_THRESHOLD = 100_000
 """Allocations between two young-generation collections (Python's default is 700)."""
 
 
-def serve(host: str, port: int, db: str | None, allowed_origins: tuple[str, ...] = ()) -> int:
+def serve(
+    host: str,
+    port: int,
+    db: str | None,
+    allowed_origins: tuple[str, ...] = (),
+    deal_seed: int | None = None,
+) -> int:
     """Serve until stopped; returns the exit code."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    if deal_seed is not None:
+        logging.getLogger("nertz").warning(
+            "nertz: dealing from the fixed seed %d: every card is predictable", deal_seed)
     # A server holds many long-lived objects (rooms, histories, sockets): with the default
     # thresholds the cyclic collector walks them every few hundred allocations, and its pauses
     # are most of the slowest round trips under load. Collect young objects far less often.
     gc.set_threshold(GC_THRESHOLD, 50, 1000)
-    app = create_app(db, allowed_origins)
+    app = create_app(db, allowed_origins, deal_seed=deal_seed)
     print(f"nertz: serving on http://{host}:{port}", flush=True)
     uvicorn.run(
         app,

@@ -172,6 +172,8 @@ class Table:
         self.broken = False
         self.changed = asyncio.Event()
         self.bot_starter: BotStarter | None = None
+        self.deal_seed: int | None = None
+        """Set by ``nertz serve --deal-seed``: matches are dealt from it, not at random."""
         self.closed = False
         self._vacancy_timer: asyncio.TimerHandle | None = None
         self.tasks: set[asyncio.Task[None]] = set()
@@ -753,10 +755,18 @@ class Table:
             raise CommandError("empty_seats", "fill every seat first (empty: "
                                + ", ".join(map(str, empty)) + ")")
         countdown = max(0, min(MAX_COUNTDOWN_MS, int(countdown_ms)))
-        self._log("start", {"seed": secrets.randbits(48), "match": secrets.token_hex(8),
+        self._log("start", {"seed": self._match_seed(), "match": secrets.token_hex(8),
                             "countdown_ms": countdown})
         self._broadcast_state()
         self._schedule(countdown / 1000, self._begin)
+
+    def _match_seed(self) -> int:
+        """A fresh match's deal seed: secret and random, unless the server was started with a
+        deal seed (tests and demos), when a room's n-th match is always dealt alike."""
+        if self.deal_seed is None:
+            return secrets.randbits(48)
+        digest = hashlib.sha256(f"nertz-deal:{self.deal_seed}:{self.match_number}".encode())
+        return int.from_bytes(digest.digest()[:6], "big")
 
     def next_round(self, by: Player, countdown_ms: int = 2000) -> None:
         """Host: deal the next round."""

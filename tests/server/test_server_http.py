@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from server_support import create_room, hello, join, recv, wait_phase
+from server_support import create_room, hello, join, recv, table_of, two_players, wait_phase
 from starlette.testclient import TestClient
 
 from nertz import replay
+from nertz.server.app import create_app
 from nertz.server.protocol import MAX_NAME
 
 
@@ -193,3 +194,23 @@ def test_replay_download_scores_identically(client: TestClient) -> None:
         assert rd.result.score.ended == res["ended"]
     assert done.match.totals == results[-1]["totals"]
     assert done.match.winner == results[-1]["winner"]
+
+
+def _first_deal(client: TestClient) -> tuple[int, str]:
+    """Start a two-seat room; its first match's seed and the first seat's layout."""
+    with two_players(client) as (ann, _bob, _a, _b):
+        table = table_of(client, ann.room)
+        assert table.match is not None and table.round is not None
+        return table.match.seed, str(table.round.tableaus[0].nertz)
+
+
+def test_deal_seed_deals_every_room_alike(db_url: str, tmp_path: Any) -> None:
+    """``nertz serve --deal-seed``: the same seed deals every room's first match alike; without
+    one, deals are secret and random."""
+    with TestClient(create_app(db_url, deal_seed=7)) as c:
+        first, second = _first_deal(c), _first_deal(c)
+    assert first == second
+    with TestClient(create_app(f"sqlite:///{tmp_path / 'other.db'}", deal_seed=7)) as c:
+        assert _first_deal(c) == first  # another server, the same seed: the same cards
+    with TestClient(create_app(f"sqlite:///{tmp_path / 'random.db'}")) as c:
+        assert _first_deal(c) != _first_deal(c)

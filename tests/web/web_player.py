@@ -123,8 +123,14 @@ class Player:
         """Drag the card with the mouse: press on it, move in steps, release over the target."""
         page = self.page
         src = page.locator(f'#me [data-pile="{move.src}"] .card[data-card="{move.card}"]')
-        src.wait_for(state="visible", timeout=3000)  # a missed drop flies home first
-        box = src.bounding_box()
+        box = None
+        for _ in range(5):
+            src.wait_for(state="visible", timeout=3000)  # a missed drop flies home first
+            # A redraw between finding the card and measuring it detaches the old element.
+            box = src.bounding_box()
+            if box is not None:
+                break
+            page.wait_for_timeout(20)
         assert box is not None, f"no card {move.card} on pile {move.src}"
         x0, y0 = box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.2
         if move.dst == "F":

@@ -80,21 +80,32 @@ export class TableView {
     }
     for (const tab of others) {
       const el = this.opps.querySelector(`.opp[data-seat="${tab.seat}"]`);
-      const key = JSON.stringify([tab, ctx.names(tab.seat), ctx.latency(tab.seat), t.called_by]);
+      const key = JSON.stringify([tab, ctx.names(tab.seat), t.called_by]);
       this.region('opp' + tab.seat, key, () => this.renderOpp(el, tab));
+      this.showLatency(el, tab.seat);
     }
     this.region('found', JSON.stringify([t && t.foundations, extra.dropF]), () => this.renderFoundations(t));
     if (seat != null && t) {
       this.me.classList.remove('hidden');
       const tab = t.tableaus[seat];
-      const key = JSON.stringify([tab, this.selection, ctx.names(seat), ctx.latency(seat), t.ended, ctx.phase, ctx.options.call]);
+      const key = JSON.stringify([tab, this.selection, ctx.names(seat), t.ended, ctx.phase, ctx.options.call]);
       this.region('me', key, () => this.renderMe(tab));
+      this.showLatency(this.me, seat);
       if (this.drag && this.drag.active) this.hideDragSources();
     } else {
       this.me.classList.add('hidden');
     }
     this.banner.textContent = extra.banner || '';
     this.runFlights();
+  }
+
+  /** Write a seat's round trip into its `.lat` label in place: the figure changes every few
+   * seconds, and redrawing a tableau for it would pull a card out from under a pointer. */
+  showLatency(el, seat) {
+    const lat = this.ctx.latency(seat);
+    const label = el && el.querySelector('.lat');
+    const text = lat == null ? '' : `${lat} ms`;
+    if (label && label.textContent !== text) label.textContent = text;
   }
 
   region(name, key, draw) {
