@@ -366,7 +366,7 @@ class Round:
         ``hand`` names the partner (0: Nertz pile, 1: stock and waste) under ``teams: split``.
         """
         if isinstance(move, str):
-            move = Move.parse(move)
+            move = Move.parse(move, self.rules.call_word)
         self._check(seat, move, t, hand)
 
     def play(
@@ -375,7 +375,7 @@ class Round:
         """Verify and make the move; return what happened. Raises and changes nothing if the
         move is illegal (text that is no move raises :class:`NotationError`)."""
         if isinstance(move, str):
-            move = Move.parse(move)
+            move = Move.parse(move, self.rules.call_word)
         target = self._check(seat, move, t, hand)
         return self._execute(seat, move, target, t)
 
@@ -978,7 +978,7 @@ def apply(
 ) -> tuple[Round, tuple[Event, ...]]:
     """The pure form of :meth:`Round.play`: a new round and the events; ``rnd`` is untouched."""
     if isinstance(move, str):
-        move = Move.parse(move)
+        move = Move.parse(move, rnd.rules.call_word)
     target = rnd._check(seat, move, t, hand)
     new = rnd.copy()
     return new, new._execute(seat, move, target, t)

@@ -100,18 +100,29 @@ class Move:
         return f"{src}-{self.dst}"
 
     @staticmethod
-    def parse(text: str) -> Move:
+    def parse(text: str, call_word: str | None = None) -> Move:
         """Read a move; raises :class:`NotationError` naming the text if it is no move at all.
+
+        The call is ``NERTZ`` or any of :data:`CALL_WORDS`; with ``call_word`` (the ruleset's
+        own word, SPEC section 2: "or the ruleset's own word") that word calls too, in any case.
 
         >>> str(Move.parse("3:10h-1"))
         '3:TH-1'
+        >>> str(Move.parse("bingo", call_word="Bingo"))
+        'NERTZ'
         """
         if not isinstance(text, str):
             raise NotationError(f"a move is text, not {type(text).__name__}")
         cached = _PARSED.get(text)
         if cached is not None:
             return cached
-        move = _parse(text)
+        try:
+            move = _parse(text)
+        except NotationError:
+            # Not cached: the same text is no move under another ruleset's word.
+            if call_word is not None and _word(text) == _word(call_word):
+                return CALL
+            raise
         if len(_PARSED) < 4096:
             _PARSED[text] = move
         return move
@@ -119,6 +130,11 @@ class Move:
 
 _PARSED: dict[str, Move] = {}
 _PILE_MOVE = re.compile(r"^([NW1-9])(?::([0-9A-Z]{2,3}))?-(F(\d*)|[1-9])$")
+
+
+def _word(text: str) -> str:
+    """A call word as compared: upper case, spaces folded, a closing ``!`` dropped."""
+    return " ".join(text.strip().upper().rstrip("!").split())
 
 
 def _parse(text: str) -> Move:

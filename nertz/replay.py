@@ -144,11 +144,13 @@ def from_json(data: object) -> ReplayFile:
         raise ReplayError("'rounds' must be a list")
     rounds = []
     for r, rd in enumerate(rounds_data, start=1):
-        rounds.append(_round_from_json(rd, r, len(players), seed))
+        rounds.append(_round_from_json(rd, r, len(players), seed, rules.call_word))
     return ReplayFile(rules, list(players), seed, rounds)
 
 
-def _round_from_json(rd: object, r: int, seats: int, seed: object) -> RoundRecord:
+def _round_from_json(
+    rd: object, r: int, seats: int, seed: object, call_word: str | None = None
+) -> RoundRecord:
     where = f"round {r}"
     if not isinstance(rd, dict):
         raise ReplayError(f"{where}: must be an object with 'moves'")
@@ -188,7 +190,7 @@ def _round_from_json(rd: object, r: int, seats: int, seed: object) -> RoundRecor
         if not isinstance(m, str):
             raise ReplayError(f"{at}: m {m!r} is not move text")
         try:
-            move = Move.parse(m)
+            move = Move.parse(m, call_word)
         except NotationError as exc:
             raise ReplayError(f"{at}: {exc}") from None
         moves.append(TimedMove(t, p, move, h))

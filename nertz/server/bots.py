@@ -17,6 +17,8 @@ import random
 
 from nertz.bots import Observation, UnknownName, find_bot, find_speed
 from nertz.bots.speed import HUMAN_LEVELS
+from nertz.engine import Round
+from nertz.moves import Kind, Move
 from nertz.server.table import CommandError, Player, Table
 
 log = logging.getLogger("nertz.bots")
@@ -65,6 +67,9 @@ class BotDriver:
                 self.bot.start(seat, table.rules, f"{table.id}:{table.match_number}:"
                                f"{len(table.match.results) if table.match else 0}")
             move = self.bot.decide(Observation.from_round(rnd, seat, table.now_t()))
+            hand = table.hand_of(self.player)
+            if move is not None and hand is not None and not fits_hand(move, hand):
+                move = own_half_move(rnd, seat, hand)
             if move is None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(changed.wait(), timeout=2.0)
@@ -77,6 +82,29 @@ class BotDriver:
                 table.play(self.player, f"b{next(self._ids)}", str(move), None, None)
             except CommandError:
                 await asyncio.sleep(0.2)
+
+
+def fits_hand(move: Move, hand: int) -> bool:
+    """Whether a partner (``hand`` 0: the Nertz pile, 1: the stock and waste) may make
+    ``move`` under ``teams: split``; the work piles are both partners'."""
+    if hand == 0:
+        return move.kind is not Kind.TURN and move.src != "W"
+    return move.src != "N"
+
+
+def own_half_move(rnd: Round, seat: int, hand: int) -> Move | None:
+    """A split partner's play when its bot chose the other half's: a foundation play, else a
+    card of its own half onto a work pile, else (the stock partner) a turn; None: wait."""
+    legal = [m for m in rnd.legal_moves(seat) if fits_hand(m, hand)]
+    for wanted in (
+        lambda m: m.kind is Kind.TO_FOUNDATION,
+        lambda m: m.kind is Kind.TO_WORK and m.src in ("N", "W"),
+        lambda m: m.kind is Kind.TURN,
+    ):
+        for m in legal:
+            if wanted(m):
+                return m
+    return None
 
 
 def start_bot(table: Table, player: Player) -> None:

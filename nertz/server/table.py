@@ -415,7 +415,7 @@ class Table:
 
     def _on_move(self, data: dict[str, Any]) -> None:
         assert self.round is not None and self.recorder is not None
-        move = Move.parse(data["m"])
+        move = Move.parse(data["m"], self.rules.call_word)
         t = int(data["t"])
         self.round.play(data["s"], move, t, data.get("h"))
         self.recorder.record(t, data["s"], move, data.get("h"))
@@ -483,6 +483,17 @@ class Table:
     def _seat_name(self, seat: int) -> str:
         names = [p.name for p in self.players.values() if p.seat == seat]
         return " & ".join(names) if names else f"seat {seat + 1}"
+
+    def hand_of(self, player: Player) -> int | None:
+        """Which half of its seat's tableau ``player`` may play: its partner slot (0: the Nertz
+        pile, 1: the stock and waste) under ``teams: split`` when the other slot is filled, else
+        None (everything). A partner alone at a seat plays both halves, or it could never turn
+        its stock (or never play its Nertz pile)."""
+        if self.rules.teams != "split" or player.seat is None:
+            return None
+        if self.seat_player(player.seat, 1 - player.hand) is None:
+            return None
+        return player.hand
 
     def seat_player(self, seat: int, hand: int = 0) -> Player | None:
         """Who sits at ``seat`` (the partner ``hand`` under teams)."""
@@ -835,10 +846,10 @@ class Table:
         if rnd is None or self.phase != "playing":
             raise CommandError("no_round", "no round is being played")
         # The server knows which partner this player is; a client's claim counts for nothing.
-        hand = player.hand if self.rules.teams == "split" else None
+        hand = self.hand_of(player)
         t = self.now_t()
         try:
-            move = Move.parse(text)
+            move = Move.parse(text, self.rules.call_word)
             events = rnd.play(player.seat, move, t, hand)
         except (IllegalMoveError, NotationError) as exc:
             answer: dict[str, Any] = {"type": "rejected", "id": action_id, "move": str(text)[:32],

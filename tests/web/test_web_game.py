@@ -259,3 +259,41 @@ def test_an_uploaded_replay_file_plays_on_the_timeline(server: Any, new_page: An
     page.dispatch_event("#replay-slider", "input")
     shown = replay_totals(page)
     assert shown == expected["rounds"][0]["scores"]
+
+
+def test_split_partners_each_play_only_their_own_piles(server: Any, new_page: Any) -> None:
+    """Under ``teams: split`` the page keeps each partner to their piles: the Nertz partner
+    cannot turn the stock, the stock partner cannot lift the Nertz top; nothing is sent."""
+    ann, ben, cat = new_page(), new_page(), new_page()
+    r = seat_room(server, ann, "Ann", rules={"preset": "pagat", "teams": "split"}, seats=2)
+    for page, name in ((ben, "Ben"), (cat, "Cat")):  # Ben takes seat 2, Cat partners Ann
+        page.goto(f"{server.base}/r/{r['code']}")
+        page.fill("#name", name)
+        page.click("#join-room")
+        page.wait_for_selector("#lobby")
+        wait_name(ann, name)
+    assert cat.evaluate("() => [window.nertz.S.you.seat, window.nertz.S.you.hand]") == [0, 1]
+    ann.click("#start")
+    for page in (ann, ben, cat):
+        wait_table(page)
+    sent = "() => window.nertz.S.sent"
+    # Ann plays the Nertz pile: her stock and waste are shown as her partner's.
+    assert "partner-pile" in (ann.get_attribute('#me [data-pile="S"]', "class") or "")
+    assert ann.is_disabled("#turn")
+    before = ann.evaluate(sent)
+    ann.keyboard.press("Space")
+    ann.locator('#me [data-pile="S"] .card').click()
+    assert ann.evaluate(sent) == before
+    assert "partner plays the stock" in ann.text_content("body")
+    # Cat plays the stock and waste: her Nertz pile is Ann's to play.
+    assert "partner-pile" in (cat.get_attribute('#me [data-pile="N"]', "class") or "")
+    before = cat.evaluate(sent)
+    cat.locator('#me [data-pile="N"] .card').first.click()
+    cat.keyboard.press("n")
+    cat.keyboard.press("f")
+    assert cat.evaluate(sent) == before
+    assert "partner plays the Nertz pile" in cat.text_content("body")
+    cat.keyboard.press("Space")  # the stock is hers: the turn goes out and is applied
+    cat.wait_for_function("() => window.nertz.S.sent > " + str(before))
+    cat.wait_for_function("() => document.querySelector('#table-screen').dataset.pending === '0'")
+    ann.wait_for_selector('#me [data-pile="W"] .card[data-card]')

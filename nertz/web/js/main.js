@@ -359,6 +359,13 @@ function render() {
   if (!tableView) {
     tableView = new TableView(root, {
       get seat() { return S.you ? S.you.seat : null; },
+      // Under split teams a partner alone at a seat plays the whole tableau (as the server).
+      get hand() {
+        const you = S.you;
+        if (!you || you.seat == null) return null;
+        const partner = S.room.players.some((p) => p.seat === you.seat && (p.hand || 0) === 1 - (you.hand || 0));
+        return partner ? (you.hand || 0) : null;
+      },
       get options() { return S.room.options; },
       names: seatName,
       initial: seatInitial,

@@ -204,7 +204,7 @@ export function lobbyScreen(root, app) {
   for (let s = 0; s < room.seats; s++) {
     for (const hand of teams ? [0, 1] : [0]) {
       const p = room.players.find((q) => q.seat === s && (q.hand || 0) === hand);
-      if (!p) empties.push(s);
+      if (!p && hand === 0) empties.push(s);  // a partner slot may stay empty
       const label = teams ? `Seat ${s + 1}${hand ? ' (partner)' : ''}` : `Seat ${s + 1}`;
       const li = h('li', {class: 'seat', dataset: {seat: String(s), hand: String(hand)}},
         ownerMark(s, app.initial(s)),
@@ -222,7 +222,7 @@ export function lobbyScreen(root, app) {
           li.append(seatPicker(app, p, room));
         }
       } else {
-        li.append(h('span', {class: 'who muted', text: 'empty'}));
+        li.append(h('span', {class: 'who muted', text: hand ? 'empty (optional: a lone partner plays the whole tableau)' : 'empty'}));
         if (isHost && hand === 0) li.append(botAdder(app, s));
       }
       seatsList.append(li);

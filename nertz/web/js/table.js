@@ -26,7 +26,9 @@ export function flyFrom(el, rect, ms = 220) {
 
 /**
  * The table screen. `ctx` gives what the view needs from the app:
- *   seat (own seat or null), options, names(seat), initial(seat), latency(seat),
+ *   seat (own seat or null), hand (0 or 1: which partner, under split teams with both
+ *   partners seated; else null), options,
+ *   names(seat), initial(seat), latency(seat),
  *   play(move, flight), onHelp(), topbar() -> element, phase, callWord
  */
 export class TableView {
@@ -88,7 +90,7 @@ export class TableView {
     if (seat != null && t) {
       this.me.classList.remove('hidden');
       const tab = t.tableaus[seat];
-      const key = JSON.stringify([tab, this.selection, ctx.names(seat), t.ended, ctx.phase, ctx.options.call]);
+      const key = JSON.stringify([tab, this.selection, ctx.names(seat), t.ended, ctx.phase, ctx.options.call, ctx.hand]);
       this.region('me', key, () => this.renderMe(tab));
       this.showLatency(this.me, seat);
       if (this.drag && this.drag.active) this.hideDragSources();
@@ -237,6 +239,12 @@ export class TableView {
     });
     if (tab.nertz_hidden) nertz.querySelector('.stack').replaceChildren(backEl(tab.nertz_count, 'your Nertz pile'));
     const piles = [nertz, stock, waste, ...work];
+    for (const pile of [nertz, stock, waste]) {
+      if (!this.partnerPile(pile.dataset.pile)) continue;
+      pile.classList.add('partner-pile');
+      pile.setAttribute('aria-label', `${pile.getAttribute('aria-label')} (your partner plays it)`);
+      pile.querySelector('.pile-label').append(h('span', {class: 'muted small', text: ' partner'}));
+    }
     if (sel) {
       const pile = piles.find((p) => p.dataset.pile === sel.src);
       if (pile) {
@@ -250,7 +258,7 @@ export class TableView {
     const either = ctx.options.stuck_reset === 'rotate_either';
     const actions = h('div', {class: 'actions'},
       callable ? h('button', {class: 'callbtn', id: 'call', onclick: () => ctx.play('NERTZ'), 'aria-keyshortcuts': 'C'}, `Call ${ctx.callWord}! (C)`) : null,
-      h('button', {id: 'turn', onclick: () => ctx.play('T'), 'aria-keyshortcuts': 'Space', disabled: !(tab.stock_count || tab.waste_count) || !!t.ended}, 'Turn (Space)'),
+      h('button', {id: 'turn', onclick: () => ctx.play('T'), 'aria-keyshortcuts': 'Space', disabled: !(tab.stock_count || tab.waste_count) || !!t.ended || this.partnerPile('S')}, 'Turn (Space)'),
       h('button', {id: 'stuck', onclick: () => ctx.play(either ? 'STUCK S' : 'STUCK'), 'aria-keyshortcuts': 'S',
         disabled: !!tab.stuck || !!t.ended, 'aria-pressed': tab.stuck ? 'true' : 'false'},
         tab.stuck ? 'Stuck: waiting for the others' : (either ? 'Stuck: rotate stock (S)' : "I'm stuck (S)")),
@@ -281,6 +289,24 @@ export class TableView {
     }
   }
 
+  // ---------------------------------------------------------------- split teams
+
+  /** Under `teams: split` one partner plays the Nertz pile, the other the stock and waste
+   * (the work piles are shared): whether pile `src` is the other partner's. */
+  partnerPile(src) {
+    const hand = this.ctx.hand;
+    if (this.ctx.options.teams !== 'split' || hand == null) return false;
+    return hand === 0 ? src === 'S' || src === 'W' : src === 'N';
+  }
+
+  /** Refuse a pick-up from the other partner's pile with a word why; true if refused. */
+  refusePartnerPile(src) {
+    if (!this.partnerPile(src)) return false;
+    toast(src === 'N' ? 'Your partner plays the Nertz pile' : 'Your partner plays the stock and waste');
+    beep('bad');
+    return true;
+  }
+
   // ---------------------------------------------------------------- pointer play
 
   myTab() { return this.t && this.ctx.seat != null ? this.t.tableaus[this.ctx.seat] : null; }
@@ -291,6 +317,7 @@ export class TableView {
     const pileEl = e.target.closest('#me [data-pile]');
     if (!pileEl) return;
     const src = pileEl.dataset.pile;
+    if (this.refusePartnerPile(src)) { e.preventDefault(); return; }
     if (src === 'S') {
       e.preventDefault();
       this.ctx.play('T');
@@ -494,7 +521,11 @@ export class TableView {
     if (k === 'Escape') { if (this.selection) { this.selection = null; this.rerenderMe(); } return; }
     const tab = this.myTab();
     if (!tab || ctx.phase !== 'playing' || this.t.ended) return;
-    if (k === ' ' || k === 't') { e.preventDefault(); ctx.play('T'); beep('turn'); return; }
+    if (k === ' ' || k === 't') {
+      e.preventDefault();
+      if (!this.refusePartnerPile('S')) { ctx.play('T'); beep('turn'); }
+      return;
+    }
     if (k === 's') {
       e.preventDefault();
       ctx.play(ctx.options.stuck_reset === 'rotate_either' ? (e.shiftKey ? 'STUCK N' : 'STUCK S') : 'STUCK');
@@ -509,6 +540,7 @@ export class TableView {
     }
     if (k === 'Enter' && !this.selection) {
       const pile = e.target.closest('[data-pile]');
+      if (pile && this.refusePartnerPile(pile.dataset.pile)) { e.preventDefault(); return; }
       if (pile && pile.dataset.pile === 'S') { ctx.play('T'); return; }
       if (pile) { e.preventDefault(); this.sendBest(pile.dataset.pile, null, null); }
       return;
@@ -517,6 +549,7 @@ export class TableView {
     if (k === 'n' || k === 'w') {
       e.preventDefault();
       const src = k.toUpperCase();
+      if (this.refusePartnerPile(src)) { this.selection = null; this.rerenderMe(); return; }
       const has = src === 'N' ? tab.nertz_top : tab.waste_top;
       this.selection = has ? {src, index: null} : null;
       if (!has) toast(src === 'N' ? 'Your Nertz pile is empty' : 'Your waste is empty');
