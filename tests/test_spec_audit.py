@@ -8,6 +8,7 @@ departure from SPEC are kept and marked ``xfail(strict=True, reason="ENGINE BUG:
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -499,7 +500,7 @@ def test_turn_one_shows_each_card(tmp_path: Path) -> None:
     rules = {"preset": "pagat", "turn_count": 1, "blocked_round_end": False}
     d = doc(rules, [([lay(SPADES, W4, stock="AC"), lay(HEARTS, W4_NOHEARTS)],
                      mv("100 0 T", "110 0 W-F"))])
-    out, lib = both(d, tmp_path)
+    out, _lib = both(d, tmp_path)
     assert oks(out) == [True, True]
 
 
@@ -604,7 +605,7 @@ def test_starter9_up_pile_to_three_60_and_dead(tmp_path: Path) -> None:
     d = doc({"preset": "starter9", "nertz_pile_size": 6},
             [([lay("KS QS JS TS 9S", W5, n=6), lay("4S 3S 2S AS", W5, n=6)],
               mv(*nf(100, 0, 5), *nf(200, 1, 4)))])
-    out, lib = both(d, tmp_path)
+    out, _lib = both(d, tmp_path)
     assert oks(out) == [True] * 8 + [False]
     # s0: 5 cards x 10 - 1 left x 10 = 40; s1: 3 x 10 + 60 - 3 left x 10 = 60.
     assert out["rounds"][0]["scores"] == [40, 60]
@@ -738,7 +739,7 @@ def test_false_call_with_empty_stock_refills_from_waste(tmp_path: Path) -> None:
     d = doc(rules, [([exact("KD", W4, stock="AS 2S 3S"), exact("KD", W4)],
                      mv(*[f"{10 * k} 0 T" for k in range(1, 17)], "200 0 NERTZ",
                         *nf(300, 0, 4)))])
-    out, lib = both(d, tmp_path)
+    out, _lib = both(d, tmp_path)
     assert oks(out) == [True] * 17 + [True, True, True, False]
     assert out["rounds"][0]["scores"] == [-9, 8]
 
@@ -833,7 +834,8 @@ def test_seed_000_lotto_minus_60(tmp_path: Path) -> None:
 
 
 def test_lotto_tie_splits_whole_points(tmp_path: Path) -> None:
-    # 3 seats, 1-card piles, penalty 7: r1 s0 calls (1), s1 -7, s2 -7: pot 14. r2: nobody plays: all -7 (tie): 14 / 3 = 4 each, 2 stay; r2 negatives
+    # 3 seats, 1-card piles, penalty 7: r1 s0 calls (1), s1 -7, s2 -7: pot 14. r2: nobody
+    # plays: all -7 (tie): 14 / 3 = 4 each, 2 stay; r2 negatives
     # 21 join: pot 23. r3: s0 calls: 1 + 23.
     rules = {"preset": "pagat", "lotto": True, "nertz_pile_size": 1, "nertz_penalty": 7,
              "blocked_round_end": False}
@@ -1230,7 +1232,7 @@ def test_random_play_keeps_invariants(name: str) -> None:
             for tab in rnd.tableaus:
                 for pile, dn in zip(tab.work, tab.down, strict=True):
                     up = pile[dn:]
-                    for lo, hi in zip(up, up[1:]):
+                    for lo, hi in itertools.pairwise(up):
                         if lo.rank and hi.rank:
                             assert hi.rank == lo.rank - 1 and hi.red != lo.red
 
