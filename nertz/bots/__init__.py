@@ -4,6 +4,7 @@
   :class:`~nertz.views.SeatView`), the :class:`Bot` interface, honest sampling of hidden cards;
 - :mod:`nertz.bots.basic`: ``random`` and ``greedy``;
 - :mod:`nertz.bots.expert`: ``expert``, contested plays first and a sampled look-ahead;
+- :mod:`nertz.bots.memory`: what a seat remembers of its own stock (the waste tops it saw);
 - :mod:`nertz.bots.speed`: the speed levels ``beginner`` .. ``instant``;
 - :mod:`nertz.bots.registry`: bots and levels by name.
 

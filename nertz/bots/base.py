@@ -14,7 +14,8 @@ the very same bots, in one of two ways:
 
 Hidden information is never read, only sampled: :func:`sample_world` re-deals every hidden card of
 a round (own and others') from a seeded generator, starting from a canonical order, so the world a
-bot imagines depends only on what its seat sees and on its seed. That is what makes the
+bot imagines depends only on what its seat sees (and, if the bot passes it, what the seat saw
+earlier of its own stock) and on its seed. That is what makes the
 expert's look-ahead honest and the two feeding paths give identical decisions.
 
 The one fact a seat cannot see but a bot may be told is whether the engine finds it truly stuck
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from nertz.cards import Card, deck
@@ -175,20 +176,39 @@ def determinize(data: Mapping[str, Any], rules: Rules) -> Round:
     return rnd
 
 
-def sample_world(rnd: Round, rng: random.Random) -> Round:
+def sample_world(
+    rnd: Round, rng: random.Random, known: Mapping[int, Sequence[Card | None]] | None = None
+) -> Round:
     """A copy of ``rnd`` with every seat's hidden cards re-dealt at random.
 
     The hidden cards of each seat (under its Nertz top, its stock, under its waste top, its
     face-down work cards) are sorted canonically and shuffled with ``rng``, so the sample
     depends only on what is visible and on ``rng``: never on where the hidden cards really are.
+
+    ``known`` maps a seat to what it remembers of its own stock and waste (a
+    :class:`~nertz.bots.memory.StockMemory` cycle: the waste bottom to top, then the stock top
+    to bottom, None where unseen). Those cards are put back where they were seen and only the
+    rest is shuffled. A remembered card that is not hidden now (the memory went wrong) is
+    ignored, so the sample always holds the same cards as the round.
     """
     world = rnd.copy()
-    for tab in world.tableaus:
+    for seat, tab in enumerate(world.tableaus):
         hidden = tab.nertz[:-1] + tab.stock + tab.waste[:-1]
         for pile, d in zip(tab.work, tab.down, strict=True):
             hidden += pile[:d]
         if not hidden:
             continue
+        cycle = known.get(seat) if known is not None else None
+        if cycle is not None and len(cycle) != len(tab.stock) + len(tab.waste):
+            cycle = None
+        fixed: dict[Card, int] = {}  # a remembered hidden card -> its one place in the cycle
+        if cycle is not None:
+            pool = set(hidden)
+            top = len(tab.waste) - 1  # the waste top shows: not a hidden place
+            for k, c in enumerate(cycle):
+                if c is not None and k != top and c in pool and c not in fixed:
+                    fixed[c] = k
+            hidden = [c for c in hidden if c not in fixed]
         hidden.sort(key=_DECK_ORDER.__getitem__)
         rng.shuffle(hidden)
         i = 0
@@ -199,9 +219,22 @@ def sample_world(rnd: Round, rng: random.Random) -> Round:
         for pile, d in zip(tab.work, tab.down, strict=True):
             pile[:d] = hidden[i:i + d]
             i += d
-        if tab.waste:
-            n = len(tab.waste) - 1
-            tab.waste[:n] = hidden[i:i + n]
-            i += n
-        tab.stock[:] = hidden[i:i + len(tab.stock)]
+        if cycle is None:
+            if tab.waste:
+                n = len(tab.waste) - 1
+                tab.waste[:n] = hidden[i:i + n]
+                i += n
+            tab.stock[:] = hidden[i:i + len(tab.stock)]
+            continue
+        # The remembered places first; the unseen ones from the shuffled rest, in order.
+        rest = iter(hidden[i:])
+        w = len(tab.waste)
+        for k in range(w - 1):
+            c = cycle[k]
+            tab.waste[k] = c if c is not None and fixed.get(c) == k else next(rest)
+        s = len(tab.stock)
+        for k in range(s):
+            c = cycle[w + k]
+            # The cycle runs the stock top (its last item) to bottom.
+            tab.stock[s - 1 - k] = c if c is not None and fixed.get(c) == w + k else next(rest)
     return world

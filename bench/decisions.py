@@ -1,0 +1,80 @@
+"""Expert decision time: every decision of ``expert`` in instant three-seat rounds against two
+``greedy`` bots, timed one by one, on one core.
+
+    .venv/bin/python bench/decisions.py [--preset pagat] [--rounds 15] [--json]
+
+Round ``i`` is ``Match(rules, 3, seed=i)``'s first deal, played to its end on the virtual clock
+(:func:`nertz.sim.table.play_table`) with the expert in seat 0. Budget (``docs/bots.md``): every
+decision under 20 ms on a quiet core. Run it with nothing else busy: the worst case is what it
+is for, and a shared core doubles it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from nertz.bots import SPEEDS, ExpertBot, GreedyBot, Observation
+from nertz.match import Match
+from nertz.moves import Move
+from nertz.rules import Rules
+from nertz.sim.table import play_table
+
+
+class _Timed(ExpertBot):
+    """The expert, with the wall time of every decision kept."""
+
+    def __init__(self, times: list[float]) -> None:
+        super().__init__()
+        self.times = times
+
+    def decide(self, obs: Observation) -> Move | None:
+        started = time.perf_counter()
+        move = super().decide(obs)
+        self.times.append(time.perf_counter() - started)
+        return move
+
+
+def main() -> int:
+    """Time the decisions and print their mean, median, 99th percentile and worst."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="pagat")
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    rules = Rules.from_spec(args.preset)
+    times: list[float] = []
+    for seed in range(args.rounds):
+        rnd = Match(rules, 3, seed=seed).deal()
+        bots = [_Timed(times), GreedyBot(), GreedyBot()]
+        for s, bot in enumerate(bots):
+            bot.start(s, rules, seed)
+        play_table(rnd, bots, [SPEEDS["instant"]] * 3, random.Random(seed))
+    ms = sorted(t * 1000 for t in times)
+    result = {
+        "decisions": len(ms),
+        "mean_ms": round(statistics.mean(ms), 2),
+        "median_ms": round(statistics.median(ms), 3),
+        "p99_ms": round(ms[int(0.99 * (len(ms) - 1))], 1),
+        "worst_ms": round(ms[-1], 1),
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(
+            f"{args.preset}: {result['decisions']} expert decisions in {args.rounds} rounds: "
+            f"mean {result['mean_ms']} ms, median {result['median_ms']} ms, "
+            f"99th percentile {result['p99_ms']} ms, worst {result['worst_ms']} ms"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
