@@ -64,7 +64,8 @@ def server_process(port: int, quiet: bool = True) -> Iterator[subprocess.Popen[b
     exit."""
     folder = tempfile.mkdtemp(prefix="nertz-load-")
     db = f"sqlite:///{folder}/load.db"
-    cmd = [sys.executable, "-m", "nertz.cli", "serve", "--port", str(port), "--db", db]
+    cmd = [sys.executable, "-m", "nertz.cli", "serve", "--port", str(port), "--db", db,
+           "--rooms-per-minute", "0"]  # every room comes from this one address
     out = subprocess.DEVNULL if quiet else None
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=out)
     try:

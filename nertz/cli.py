@@ -134,7 +134,8 @@ def _serve(args: argparse.Namespace) -> int:
     # Imported here: the web stack is needed only by this command.
     from nertz.server.serve import serve
 
-    return serve(args.host, args.port, args.db, tuple(args.allow_origin or ()), args.deal_seed)
+    return serve(args.host, args.port, args.db, tuple(args.allow_origin or ()), args.deal_seed,
+                 args.rooms_per_minute)
 
 
 def _bot(args: argparse.Namespace) -> int:
@@ -173,6 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--deal-seed", type=int, default=None, metavar="N",
                    help="deal every room's n-th match alike, from N (tests and demos only: "
                         "whoever knows N knows every card)")
+    p.add_argument("--rooms-per-minute", type=int, default=20, metavar="N",
+                   help="rooms one client address may create a minute (default 20; 0: no "
+                        "limit, for load tests)")
     p.set_defaults(func=_serve)
     p = sub.add_parser("bot", help="join a room over the network as a bot player")
     p.add_argument("--url", required=True, help="the room's link (http://HOST:PORT/r/CODE)")

@@ -64,7 +64,12 @@ _encode: Final = msgspec.json.Encoder().encode
 
 class ClientError(NertzError):
     """Something the client cannot do: a bad room URL, an unreachable server, a refused request,
-    a lost connection that did not come back. The message is one line, for people."""
+    a lost connection that did not come back. The message is one line, for people; ``status``
+    is the HTTP status of a refused request (409: the name is taken in that room)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 # --------------------------------------------------------------------------- addresses
@@ -786,7 +791,8 @@ async def _request(http: httpx.AsyncClient | None, method: str, url: str,
         raise ClientError(f"{method} {url}: HTTP {resp.status_code}, not a nertz server "
                           "(the answer is not JSON)") from None
     if resp.status_code >= 400:
-        raise ClientError(f"{method} {url}: {data.get('error', resp.status_code)}")
+        raise ClientError(f"{method} {url}: {data.get('error', resp.status_code)}",
+                          resp.status_code)
     return data
 
 

@@ -282,7 +282,20 @@ async def run_bot(
         def say(line: str) -> None:
             print(line, flush=True)
     display = name or f"{level.title()} {bot} bot"
-    client = await Client.join(url, display)
+    client = None
+    # Names are unique in a room: a second bot of the same kind takes the next number.
+    for n in range(1, 10 if name is None else 2):
+        tried = display if n == 1 else f"{display} {n}"
+        try:
+            client = await Client.join(url, tried)
+        except ClientError as exc:
+            if exc.status != 409 or name is not None:
+                raise
+            continue
+        display = tried
+        break
+    if client is None:
+        raise ClientError(f"could not join: the names {display!r} to {display!r} 9 are taken")
     await client.connect()
     try:
         room = client.room or {}

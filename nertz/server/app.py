@@ -23,13 +23,14 @@ import gc
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 import msgspec
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nertz import replay
 from nertz.errors import ReplayError, RulesError
@@ -47,14 +48,36 @@ WEB = Path(__file__).resolve().parent.parent / "web"
 MAX_QUEUE = 2000
 """Messages queued for one socket before it counts as dead (a client that stopped reading)."""
 
-MAX_REPLAY_BYTES = 8 * 1024 * 1024
-"""The largest replay file the viewer accepts for upload."""
+MAX_REPLAY_BYTES = 2 * 1024 * 1024
+"""The largest replay file the viewer accepts for upload (a long match of real play is a few
+hundred kilobytes)."""
+
+MAX_REPLAY_MOVES = 25_000
+"""The most moves an uploaded replay may hold, all rounds together: the viewer's frames grow
+with every move, and making them is real work."""
 
 FRAME_BATCH = 64
 """At most this many queued messages share one WebSocket frame."""
 
 HELLO_TIMEOUT = 30.0
-"""Seconds a new socket has to say hello."""
+"""Seconds a new socket has to say hello (from its opening: other frames do not extend it)."""
+
+MESSAGES_PER_SECOND = 20.0
+"""Messages of every kind one socket may send a second, on average (bursts up to
+:data:`MESSAGE_BURST`). Moves have their own, human-speed limit at the table; this one keeps a
+socket from making the server build state, log or broadcast without end."""
+
+MESSAGE_BURST = 40.0
+"""Messages one socket may send at once before :data:`MESSAGES_PER_SECOND` applies."""
+
+ROOMS_PER_MINUTE = 20
+"""Rooms one client address may create a minute (after a first burst of as many): rooms live
+in the database and in memory, so nobody may make them without end. ``nertz serve
+--rooms-per-minute`` changes it (0: no limit, for load tests from one address)."""
+
+MAX_SOCKETS_PER_PLAYER = 8
+"""Sockets one player may hold open in a room (tabs, a phone and a laptop); every broadcast
+goes to each, so more are refused."""
 
 
 class CreateRoom(msgspec.Struct, forbid_unknown_fields=True):
@@ -90,15 +113,28 @@ class Connection:
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.closed = False
         self.task = asyncio.get_running_loop().create_task(self._write())
+        self.closer: asyncio.Task[None] | None = None
 
     def send(self, data: bytes) -> None:
         """Queue a message (dropped once closed; a reader that falls too far behind is cut)."""
         if self.closed:
             return
         if self.queue.qsize() >= MAX_QUEUE:
-            self.close()
+            self.cut()
             return
         self.queue.put_nowait(data)
+
+    def cut(self) -> None:
+        """Drop a socket that stopped reading: what is queued is thrown away and the socket
+        closes now (the client reconnects and catches up), so its reader loop ends too."""
+        self.closed = True
+        self.task.cancel()
+        # Kept on the connection: a task nobody holds may be collected before it runs.
+        self.closer = asyncio.get_running_loop().create_task(self._close_now())
+
+    async def _close_now(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.ws.close(code=1008, reason="too far behind: reconnect")
 
     def close(self) -> None:
         """Close once the queue has drained."""
@@ -142,6 +178,81 @@ def _error(code: str, message: str, action_id: str | None = None) -> bytes:
     return protocol.encode(out)
 
 
+class RateLimit:
+    """A token bucket per key (a client address): ``per_minute`` a minute after a first burst
+    of as many. Keys with full buckets are forgotten, so the table stays small."""
+
+    def __init__(self, per_minute: int) -> None:
+        self.rate = per_minute / 60.0
+        self.burst = float(per_minute)
+        self.buckets: dict[str, tuple[float, float]] = {}
+
+    def allow(self, key: str, now: float) -> bool:
+        """Take one token for ``key``; False when it has none left."""
+        if self.rate <= 0:
+            return True
+        tokens, at = self.buckets.get(key, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - at) * self.rate)
+        if tokens < 1.0:
+            self.buckets[key] = (tokens, now)
+            return False
+        self.buckets[key] = (tokens - 1.0, now)
+        if len(self.buckets) > 10_000:
+            self.buckets = {k: (t, a) for k, (t, a) in self.buckets.items()
+                            if t + (now - a) * self.rate < self.burst}
+        return True
+
+
+async def read_body(request: Request, limit: int, what: str = "request body") -> bytes:
+    """The request's body, refused with 413 as soon as it passes ``limit`` bytes: by its
+    declared length before a byte is read, else while it streams in (never read whole first)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        raise ApiError(413, f"{what} too large (at most {limit} bytes)")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(413, f"{what} too large (at most {limit} bytes)")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+SECURITY_HEADERS: Final = {
+    # The page loads only its own scripts, styles and generated SVG; nobody may frame it.
+    "content-security-policy": "default-src 'self'; img-src 'self' data:; "
+                               "connect-src 'self' ws: wss:; frame-ancestors 'none'; "
+                               "base-uri 'none'; form-action 'self'",
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "same-origin",
+}
+"""Sent with every HTTP answer."""
+
+_HEADER_BYTES: Final = [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+
+
+class SecurityHeaders:
+    """ASGI middleware adding :data:`SECURITY_HEADERS` to every HTTP answer (sockets pass)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, adding the headers as the answer starts."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", ()), *_HEADER_BYTES]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
 def origin_allowed(origin: str | None, host: str | None, allowed: tuple[str, ...]) -> bool:
     """A browser's socket must come from our own page (or a configured origin); programs that
     send no Origin (the Python client, bots) are let in and identified by their token."""
@@ -158,11 +269,13 @@ def create_app(
     allowed_origins: tuple[str, ...] = (),
     start_bots: bool = True,
     deal_seed: int | None = None,
+    rooms_per_minute: int = ROOMS_PER_MINUTE,
 ) -> FastAPI:
     """The application; storage opens (and migrates) at start-up and every live room returns.
 
     ``deal_seed`` makes every room's n-th match deal the same cards: for tests and demos only,
-    as anyone who knows the seed knows every card."""
+    as anyone who knows the seed knows every card. ``rooms_per_minute`` limits room creation
+    per client address (0: no limit)."""
     state: dict[str, Any] = {}
 
     @contextlib.asynccontextmanager
@@ -183,6 +296,7 @@ def create_app(
             await store.close()
 
     app = FastAPI(title="nertz", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.add_middleware(SecurityHeaders)
 
     def hub() -> Hub:
         return state["hub"]  # type: ignore[no-any-return]
@@ -192,9 +306,7 @@ def create_app(
         return JSONResponse({"error": exc.message}, status_code=exc.status)
 
     async def body(request: Request, kind: type[Any]) -> Any:
-        raw = await request.body()
-        if len(raw) > protocol.MAX_MESSAGE_BYTES:
-            raise ApiError(413, "request body too large")
+        raw = await read_body(request, protocol.MAX_MESSAGE_BYTES)
         try:
             return msgspec.json.decode(raw or b"{}", type=kind)
         except msgspec.ValidationError as exc:
@@ -240,8 +352,14 @@ def create_app(
             ],
         }
 
+    room_limit = RateLimit(rooms_per_minute)
+
     @app.post("/api/rooms")
     async def create_room(request: Request) -> JSONResponse:
+        address = request.client.host if request.client else "?"
+        if not room_limit.allow(address, asyncio.get_running_loop().time()):
+            raise ApiError(429, f"too many new rooms from one address: at most "
+                                f"{rooms_per_minute} a minute")
         data: CreateRoom = await body(request, CreateRoom)
         try:
             rules = Rules.from_spec(data.rules)
@@ -260,7 +378,8 @@ def create_app(
         try:
             player, token = table.join(name, spectator)
         except CommandError as exc:
-            raise ApiError(503 if exc.code == "unavailable" else 400, exc.message) from None
+            status = {"unavailable": 503, "name_taken": 409}.get(exc.code, 400)
+            raise ApiError(status, exc.message) from None
         except protocol.ProtocolError as exc:
             raise ApiError(400, str(exc)) from None
         await table._drain()
@@ -297,32 +416,42 @@ def create_app(
         data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if data is None:
             raise ApiError(404, f"no finished match {match_id!r}")
-        return _frames_response(data)
+        return await _frames_response(data)
 
     @app.post("/api/replays/frames")
     async def upload_frames(request: Request) -> Response:
-        raw = await request.body()
-        if len(raw) > MAX_REPLAY_BYTES:
-            raise ApiError(413, f"a replay file may be at most {MAX_REPLAY_BYTES} bytes")
+        raw = await read_body(request, MAX_REPLAY_BYTES, "a replay file")
         try:
             file = replay.loads(raw)
         except ReplayError as exc:
             raise ApiError(400, str(exc)) from None
-        return _frames_file(file)
+        moves = sum(len(r.moves) for r in file.rounds)
+        if moves > MAX_REPLAY_MOVES:
+            raise ApiError(413, f"a replay file may hold at most {MAX_REPLAY_MOVES} moves "
+                                f"(this one has {moves})")
+        return await _frames_file(file)
 
-    def _frames_response(data: dict[str, Any]) -> Response:
+    async def _frames_response(data: dict[str, Any]) -> Response:
         try:
             file = replay.from_json(data)
         except ReplayError as exc:  # pragma: no cover - stored files are ours
             raise ApiError(500, str(exc)) from None
-        return _frames_file(file)
+        return await _frames_file(file)
 
-    def _frames_file(file: replay.ReplayFile) -> Response:
-        try:
-            out = replay.frames(file)
-        except ReplayError as exc:
-            raise ApiError(400, str(exc)) from None
-        return Response(msgspec.json.encode(out), media_type="application/json")
+    frames_lock = asyncio.Lock()
+
+    async def _frames_file(file: replay.ReplayFile) -> Response:
+        # Playing a replay through is real work: off the event loop, so the tables keep their
+        # pace, and one at a time, so a queue of uploads costs one core, not every one.
+        def make() -> bytes:
+            return msgspec.json.encode(replay.frames(file))
+
+        async with frames_lock:
+            try:
+                out = await asyncio.to_thread(make)
+            except ReplayError as exc:
+                raise ApiError(400, str(exc)) from None
+        return Response(out, media_type="application/json")
 
     @app.websocket("/ws/{room_id}")
     async def socket(ws: WebSocket, room_id: str) -> None:
@@ -346,17 +475,31 @@ def create_app(
             return
         player: Player | None = None
         said_hello = False
+        loop = asyncio.get_running_loop()
+        hello_by = loop.time() + HELLO_TIMEOUT
+        allowance, allowance_at = MESSAGE_BURST, loop.time()
         try:
-            while True:
+            while not conn.closed:
                 try:
                     frame = await asyncio.wait_for(
-                        ws.receive(), timeout=None if said_hello else HELLO_TIMEOUT
+                        ws.receive(),
+                        timeout=None if said_hello else max(0.0, hello_by - loop.time()),
                     )
                 except TimeoutError:
                     conn.send(_error("no_hello", "say hello with your token first"))
                     break
                 if frame["type"] == "websocket.disconnect":
                     break
+                now = loop.time()
+                allowance = min(MESSAGE_BURST,
+                                allowance + (now - allowance_at) * MESSAGES_PER_SECOND)
+                allowance_at = now
+                if allowance < 1.0:
+                    # Refused unread: answering costs little, doing what it asks might not.
+                    conn.send(_error("too_fast", f"too many messages: at most "
+                                                 f"{MESSAGES_PER_SECOND:g} a second"))
+                    continue
+                allowance -= 1.0
                 raw = frame.get("text") or frame.get("bytes") or b""
                 try:
                     msg = protocol.decode(raw)
@@ -371,6 +514,11 @@ def create_app(
                     if player is None:
                         conn.send(_error("bad_token", "unknown token for this room"))
                         continue
+                    if player.sockets >= MAX_SOCKETS_PER_PLAYER:
+                        conn.send(_error("too_many_sockets", "this player has "
+                                         f"{MAX_SOCKETS_PER_PLAYER} connections open already: "
+                                         "close one first"))
+                        break
                     said_hello = True
                     table.attach(conn, player, msg.since)
                     continue
@@ -386,8 +534,7 @@ def create_app(
                     table = fresh
                     player = table.players.get(player.id) if player else None
                     table.attach(conn, player, None)
-                assert player is not None
-                if player.id not in table.players:
+                if player is None or player.id not in table.players:
                     conn.send(protocol.encode({"type": "kicked"}))
                     break
                 await _dispatch(table, player, msg, conn)

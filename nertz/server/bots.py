@@ -96,15 +96,10 @@ def own_half_move(rnd: Round, seat: int, hand: int) -> Move | None:
     """A split partner's play when its bot chose the other half's: a foundation play, else a
     card of its own half onto a work pile, else (the stock partner) a turn; None: wait."""
     legal = [m for m in rnd.legal_moves(seat) if fits_hand(m, hand)]
-    for wanted in (
-        lambda m: m.kind is Kind.TO_FOUNDATION,
-        lambda m: m.kind is Kind.TO_WORK and m.src in ("N", "W"),
-        lambda m: m.kind is Kind.TURN,
-    ):
-        for m in legal:
-            if wanted(m):
-                return m
-    return None
+    ranked = [m for m in legal if m.kind is Kind.TO_FOUNDATION]
+    ranked += [m for m in legal if m.kind is Kind.TO_WORK and m.src in ("N", "W")]
+    ranked += [m for m in legal if m.kind is Kind.TURN]
+    return ranked[0] if ranked else None
 
 
 def start_bot(table: Table, player: Player) -> None:

@@ -9,6 +9,7 @@ docs/protocol.md describes each message.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any, Final
 
 import msgspec
@@ -145,16 +146,32 @@ def encode(message: dict[str, Any] | msgspec.Struct) -> bytes:
 # docs/protocol.md and built in one place each (nertz.server.table).
 
 
+BLANK_LOOKING: Final = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e")
+"""Printable characters that show as nothing (Hangul fillers, the blank Braille pattern):
+a name of them alone would look empty."""
+
+
 def clean_name(name: object) -> str:
-    """A display name as the server keeps it: text, control characters dropped, spaces folded,
-    at most :data:`MAX_NAME` characters; raises :class:`ProtocolError` if nothing is left.
+    """A display name as the server keeps it: text, control and invisible format characters
+    dropped, blank-looking ones read as spaces, spaces folded, at most :data:`MAX_NAME`
+    characters; raises :class:`ProtocolError` if nothing is left.
 
     HTML is kept as text: it is the page's job to show it as text (it uses ``textContent``).
     """
     if not isinstance(name, str):
         raise ProtocolError("name must be text")
-    kept = "".join(ch for ch in name if ch.isprintable())
+    kept = "".join(
+        " " if ch in BLANK_LOOKING else ch
+        for ch in name
+        if ch.isprintable() and unicodedata.category(ch) != "Cf"
+    )
     kept = " ".join(kept.split())[:MAX_NAME]
     if not kept:
         raise ProtocolError("name is empty")
     return kept
+
+
+def name_key(name: str) -> str:
+    """What two names are compared by: ``Ann``, ``ANN`` and ``Ann`` in full-width letters are
+    one name at a table, so none may pass for another player."""
+    return unicodedata.normalize("NFKC", name).casefold()

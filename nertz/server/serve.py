@@ -7,7 +7,7 @@ import logging
 
 import uvicorn
 
-from nertz.server.app import create_app
+from nertz.server.app import ROOMS_PER_MINUTE, create_app
 from nertz.server.protocol import MAX_MESSAGE_BYTES
 
 GC_THRESHOLD = 100_000
@@ -20,6 +20,7 @@ def serve(
     db: str | None,
     allowed_origins: tuple[str, ...] = (),
     deal_seed: int | None = None,
+    rooms_per_minute: int = ROOMS_PER_MINUTE,
 ) -> int:
     """Serve until stopped; returns the exit code."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -30,7 +31,7 @@ def serve(
     # thresholds the cyclic collector walks them every few hundred allocations, and its pauses
     # are most of the slowest round trips under load. Collect young objects far less often.
     gc.set_threshold(GC_THRESHOLD, 50, 1000)
-    app = create_app(db, allowed_origins, deal_seed=deal_seed)
+    app = create_app(db, allowed_origins, deal_seed=deal_seed, rooms_per_minute=rooms_per_minute)
     print(f"nertz: serving on http://{host}:{port}", flush=True)
     uvicorn.run(
         app,

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import re
 import secrets
 import time
 from collections import OrderedDict, deque
@@ -69,6 +70,11 @@ class Sink(Protocol):
 
     def close(self) -> None:
         """Close the connection once what is queued has gone."""
+
+
+_BOT_NAME: Final = re.compile(r"^\w+ bot \d+$")
+"""The names the room gives its bots (``Expert bot 2``), compared as :func:`protocol.name_key`
+folds them: kept from people, so nobody passes for a bot."""
 
 
 def token_hash(token: str) -> str:
@@ -453,6 +459,13 @@ class Table:
         clean = protocol.clean_name(name)
         if len(self.players) >= 64:
             raise CommandError("room_full", "this room has as many people as it takes")
+        key = protocol.name_key(clean)
+        if _BOT_NAME.match(key):
+            raise CommandError("name_taken", f"names like {clean!r} are the room's bots' names: "
+                                             "pick another name")
+        if any(protocol.name_key(p.name) == key for p in self.players.values()):
+            raise CommandError("name_taken", f"someone here is already called {clean!r}: "
+                                             "pick another name")
         seat, hand = (None, 0) if spectator else self._free_seat()
         token = secrets.token_urlsafe(24)
         pid = secrets.token_hex(6)
@@ -741,6 +754,8 @@ class Table:
             other = self.seat_player(seat, hand)
             if other is not None and other.id != target.id:
                 raise CommandError("seat_taken", f"seat {seat + 1} is taken")
+        if (target.seat, target.hand) == (seat, hand if seat is not None else target.hand):
+            return  # already there: nothing to store or tell anyone
         self._log("assigned", {"player": target.id, "seat": seat, "hand": hand})
         self._broadcast_lobby()
 
@@ -771,11 +786,12 @@ class Table:
         self._broadcast_state()
         self._schedule(countdown / 1000, self._begin)
 
-    def _match_seed(self) -> int:
-        """A fresh match's deal seed: secret and random, unless the server was started with a
-        deal seed (tests and demos), when a room's n-th match is always dealt alike."""
+    def _match_seed(self) -> int | str:
+        """A fresh match's deal seed: 128 secret random bits (too many to search for the deal
+        that fits the cards on show), unless the server was started with a deal seed (tests
+        and demos), when a room's n-th match is always dealt alike."""
         if self.deal_seed is None:
-            return secrets.randbits(48)
+            return secrets.token_hex(16)
         digest = hashlib.sha256(f"nertz-deal:{self.deal_seed}:{self.match_number}".encode())
         return int.from_bytes(digest.digest()[:6], "big")
 

@@ -8,11 +8,13 @@ import json
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from server_support import ask, in_loop, reply, table_of, two_players
 from starlette.testclient import TestClient, WebSocketTestSession
 
+import nertz.server.app as app_module
 from nertz.server import protocol
 from nertz.server.app import create_app
 from nertz.server.table import Table
@@ -95,7 +97,10 @@ def send(ws: WebSocketTestSession, frame: str | bytes) -> None:
         ws.send_text(frame)
 
 
-def test_hostile_messages(db_url: str) -> None:
+def test_hostile_messages(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Hundreds of messages as fast as the test can send them: the per-socket message limit
+    # (tested on its own) would answer most of them with too_fast instead.
+    monkeypatch.setattr(app_module, "MESSAGE_BURST", 1e9)
     with TestClient(create_app(db_url)) as client, \
             two_players(client) as (ann, _bob, a, _b):
         table = table_of(client, ann.room)
