@@ -111,9 +111,10 @@ def ask(ws: WebSocketTestSession, message: Message, timeout: float = 5.0) -> Mes
 
 def reply(ws: WebSocketTestSession, timeout: float = 5.0) -> Message:
     """The next message to this client alone (broadcasts, which carry ``v``, and the periodic
-    ``latency`` report are skipped)."""
+    ``latency`` report are skipped); ``TimeoutError`` if none comes within ``timeout``."""
+    deadline = time.monotonic() + timeout
     while True:
-        m = recv(ws, timeout)
+        m = recv(ws, max(0.0, deadline - time.monotonic()))
         if ("v" not in m or m["type"] == "ack") and m["type"] != "latency":
             return m
 

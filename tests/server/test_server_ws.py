@@ -35,6 +35,7 @@ from starlette.websockets import WebSocketDisconnect
 import nertz.server.table as table_module
 from nertz.bots import SPEEDS, GreedyBot, Observation, SpeedProfile
 from nertz.rules import Rules
+from nertz.server.app import create_app
 from nertz.server.protocol import MAX_MESSAGE_BYTES
 
 
@@ -270,8 +271,14 @@ def test_lost_race_names_the_winner(client: TestClient, race_deal: Any) -> None:
         assert state["table"]["tableaus"][1]["nertz_top"] == "2H"
 
 
-def test_full_match_with_a_bot(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A person (played by the test from its views alone) and a bot play a whole match."""
+def test_full_match_with_a_bot(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A person (played by the test from its views alone) and a bot play a whole match, on a
+    fixed deal (a random one now and then takes the two beyond the test's patience)."""
+    with TestClient(create_app(db_url, deal_seed=4)) as client:
+        _full_match_with_a_bot(client, monkeypatch)
+
+
+def _full_match_with_a_bot(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     # A bot slow enough that the test's person, polling every 0.12 s, gets moves in too.
     monkeypatch.setitem(SPEEDS, "beginner", SpeedProfile("beginner", 400, 200))
     spec = {"preset": "pagat", "rounds": 1, "nertz_pile_size": 5}
