@@ -134,3 +134,31 @@ def test_names_cannot_impersonate(client: TestClient) -> None:
     r3 = client.post(f"/api/rooms/{ann.room}/join", json={"name": "\u3164\u3164",
                                                          "spectator": True})
     assert {r1.status_code, r2.status_code, r3.status_code} != {200}
+
+
+def test_a_socket_that_stops_reading_is_cut_at_once() -> None:
+    """Past :data:`MAX_QUEUE` waiting messages the socket is closed now (code 1008), not after
+    its queue drains: a client that stopped reading would never drain it."""
+    import asyncio
+
+    class StuckSocket:
+        def __init__(self) -> None:
+            self.closed_with: int | None = None
+            self.never = asyncio.Event()
+
+        async def send_text(self, _data: str) -> None:
+            await self.never.wait()  # the peer reads nothing: the first send never returns
+
+        async def close(self, code: int = 1000, reason: str = "") -> None:
+            self.closed_with = code
+
+    async def main() -> tuple[bool, int | None]:
+        ws = StuckSocket()
+        conn = app_module.Connection(ws)  # type: ignore[arg-type]
+        for _ in range(app_module.MAX_QUEUE + 2):
+            conn.send(b"{}")
+        await asyncio.sleep(0.05)
+        return conn.closed, ws.closed_with
+
+    closed, code = asyncio.run(main())
+    assert closed and code == 1008
