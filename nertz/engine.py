@@ -432,16 +432,9 @@ class Round:
         return 0
 
     def _check_hand(self, seat: int, move: Move, hand: int) -> None:
-        if hand not in (0, 1):
-            raise self._illegal(seat, move, f"there is no partner {hand} (0 or 1)")
-        if hand == 0 and (move.kind is Kind.TURN or move.src == "W"):
-            raise self._illegal(
-                seat, move, "under split teams the stock and waste are the other partner's"
-            )
-        if hand == 1 and move.src == "N":
-            raise self._illegal(
-                seat, move, "under split teams the Nertz pile is the other partner's"
-            )
+        why = hand_refusal(move, hand)
+        if why is not None:
+            raise self._illegal(seat, move, why)
 
     def _source_card(self, seat: int, move: Move, tab: Tableau) -> Card:
         src = move.src
@@ -971,6 +964,18 @@ def check_layout(rules: Rules, layout: Layout, seat: int, nertz_size: int | None
     for c in counts:
         if c.rank == 0 and not rules.jokers:
             raise NotationError(f"{who}: card {c} is a joker and this ruleset has none")
+
+
+def hand_refusal(move: Move, hand: int) -> str | None:
+    """Why partner ``hand`` may not make ``move`` under ``teams: split`` (partner 0 plays the
+    Nertz pile, partner 1 the stock and waste, both the work piles), or None if it may."""
+    if hand not in (0, 1):
+        return f"there is no partner {hand} (0 or 1)"
+    if hand == 0 and (move.kind is Kind.TURN or move.src == "W"):
+        return "under split teams the stock and waste are the other partner's"
+    if hand == 1 and move.src == "N":
+        return "under split teams the Nertz pile is the other partner's"
+    return None
 
 
 def apply(

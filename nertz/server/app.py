@@ -37,6 +37,7 @@ from nertz.errors import ReplayError, RulesError
 from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
 from nertz.server import protocol
 from nertz.server.hub import Hub
+from nertz.server.limits import KeyedLimit, TokenBucket
 from nertz.server.store import Store
 from nertz.server.table import CommandError, Player, Table
 
@@ -176,31 +177,6 @@ def _error(code: str, message: str, action_id: str | None = None) -> bytes:
     if action_id is not None:
         out["id"] = action_id
     return protocol.encode(out)
-
-
-class RateLimit:
-    """A token bucket per key (a client address): ``per_minute`` a minute after a first burst
-    of as many. Keys with full buckets are forgotten, so the table stays small."""
-
-    def __init__(self, per_minute: int) -> None:
-        self.rate = per_minute / 60.0
-        self.burst = float(per_minute)
-        self.buckets: dict[str, tuple[float, float]] = {}
-
-    def allow(self, key: str, now: float) -> bool:
-        """Take one token for ``key``; False when it has none left."""
-        if self.rate <= 0:
-            return True
-        tokens, at = self.buckets.get(key, (self.burst, now))
-        tokens = min(self.burst, tokens + (now - at) * self.rate)
-        if tokens < 1.0:
-            self.buckets[key] = (tokens, now)
-            return False
-        self.buckets[key] = (tokens - 1.0, now)
-        if len(self.buckets) > 10_000:
-            self.buckets = {k: (t, a) for k, (t, a) in self.buckets.items()
-                            if t + (now - a) * self.rate < self.burst}
-        return True
 
 
 async def read_body(request: Request, limit: int, what: str = "request body") -> bytes:
@@ -352,7 +328,7 @@ def create_app(
             ],
         }
 
-    room_limit = RateLimit(rooms_per_minute)
+    room_limit = KeyedLimit(rooms_per_minute)
 
     @app.post("/api/rooms")
     async def create_room(request: Request) -> JSONResponse:
@@ -477,7 +453,7 @@ def create_app(
         said_hello = False
         loop = asyncio.get_running_loop()
         hello_by = loop.time() + HELLO_TIMEOUT
-        allowance, allowance_at = MESSAGE_BURST, loop.time()
+        allowance = TokenBucket(MESSAGES_PER_SECOND, MESSAGE_BURST)
         try:
             while not conn.closed:
                 try:
@@ -490,16 +466,11 @@ def create_app(
                     break
                 if frame["type"] == "websocket.disconnect":
                     break
-                now = loop.time()
-                allowance = min(MESSAGE_BURST,
-                                allowance + (now - allowance_at) * MESSAGES_PER_SECOND)
-                allowance_at = now
-                if allowance < 1.0:
+                if not allowance.take(loop.time()):
                     # Refused unread: answering costs little, doing what it asks might not.
                     conn.send(_error("too_fast", f"too many messages: at most "
                                                  f"{MESSAGES_PER_SECOND:g} a second"))
                     continue
-                allowance -= 1.0
                 raw = frame.get("text") or frame.get("bytes") or b""
                 try:
                     msg = protocol.decode(raw)

@@ -17,7 +17,7 @@ import random
 
 from nertz.bots import Observation, UnknownName, find_bot, find_speed
 from nertz.bots.speed import HUMAN_LEVELS
-from nertz.engine import Round
+from nertz.engine import Round, hand_refusal
 from nertz.moves import Kind, Move
 from nertz.server.table import CommandError, Player, Table
 
@@ -86,10 +86,8 @@ class BotDriver:
 
 def fits_hand(move: Move, hand: int) -> bool:
     """Whether a partner (``hand`` 0: the Nertz pile, 1: the stock and waste) may make
-    ``move`` under ``teams: split``; the work piles are both partners'."""
-    if hand == 0:
-        return move.kind is not Kind.TURN and move.src != "W"
-    return move.src != "N"
+    ``move`` under ``teams: split``: the engine's rule, asked without raising."""
+    return hand_refusal(move, hand) is None
 
 
 def own_half_move(rnd: Round, seat: int, hand: int) -> Move | None:

@@ -45,6 +45,7 @@ from nertz.moves import STUCK, Move
 from nertz.replay import Recorder
 from nertz.rules import Rules
 from nertz.server import protocol
+from nertz.server.limits import TokenBucket
 from nertz.server.store import LogEntry, Store, StoreError
 from nertz.views import foundation_view, tableau_view, view
 
@@ -72,9 +73,14 @@ class Sink(Protocol):
         """Close the connection once what is queued has gone."""
 
 
+def bot_name(level: str, seat: int) -> str:
+    """The name a room gives its bot: ``Expert bot 2`` (its level and seat)."""
+    return f"{level.title()} bot {seat + 1}"
+
+
 _BOT_NAME: Final = re.compile(r"^\w+ bot \d+$")
-"""The names the room gives its bots (``Expert bot 2``), compared as :func:`protocol.name_key`
-folds them: kept from people, so nobody passes for a bot."""
+"""Names of :func:`bot_name`'s shape, compared as :func:`protocol.name_key` folds them: kept
+from people, so nobody passes for a bot."""
 
 
 def token_hash(token: str) -> str:
@@ -98,8 +104,8 @@ class Player:
     sockets: int = 0
     left_at: float | None = None
     rtt: float | None = None
-    bucket: float = MOVES_PER_SECOND
-    bucket_at: float = 0.0
+    moves: TokenBucket = field(default_factory=lambda: TokenBucket(MOVES_PER_SECOND,
+                                                                   MOVES_PER_SECOND))
     answers: OrderedDict[str, bytes] = field(default_factory=OrderedDict)
 
     @property
@@ -698,7 +704,7 @@ class Table:
             if self.seat_player(seat, 0) is not None:
                 raise CommandError("seat_taken", f"seat {seat + 1} is taken")
         pid = "bot-" + secrets.token_hex(4)
-        self._log("joined", {"player": pid, "name": f"{level.title()} bot {seat + 1}",
+        self._log("joined", {"player": pid, "name": bot_name(level, seat),
                              "seat": seat, "hand": hand, "bot": bot, "level": level})
         self._broadcast_lobby()
         p = self.players[pid]
@@ -823,7 +829,7 @@ class Table:
         if current is not None and not current.vacant:
             raise CommandError("seat_taken", f"seat {seat + 1} is not vacant")
         pid = "bot-" + secrets.token_hex(4)
-        self._log("bot_seat", {"player": pid, "name": f"{level.title()} bot {seat + 1}",
+        self._log("bot_seat", {"player": pid, "name": bot_name(level, seat),
                                "seat": seat, "bot": bot, "level": level,
                                "replaces": current.id if current else None})
         self._broadcast_lobby()
@@ -904,14 +910,9 @@ class Table:
             player.answers.popitem(last=False)
 
     def _throttle(self, player: Player) -> None:
-        now = time.monotonic()
-        player.bucket = min(MOVES_PER_SECOND,
-                            player.bucket + (now - player.bucket_at) * MOVES_PER_SECOND)
-        player.bucket_at = now
-        if player.bucket < 1.0:
+        if not player.moves.take(time.monotonic()):
             raise CommandError("too_fast", f"too fast: at most {MOVES_PER_SECOND:g} moves "
                                "a second")
-        player.bucket -= 1.0
 
     def _update(self, seat: int, move: str, t: int, events: tuple[Event, ...]) -> dict[str, Any]:
         """The broadcast for one applied move: public facts only, from the views."""

@@ -175,7 +175,7 @@ async def test_table_rebuilt_from_its_log(store: Store) -> None:
         if table.round.ended is not None:
             break
         table.play(p, f"a{i}", str(move) if move else "T", None, None)
-        p.bucket = 10.0  # not the throttle under test
+        p.moves.tokens = 10.0  # not the throttle under test
         await asyncio.sleep(0)
     table.play(ann, "bad", "Q-Z", None, None)  # a rejection changes nothing, stores nothing
     await table._drain()
