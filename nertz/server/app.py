@@ -30,6 +30,7 @@ import msgspec
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nertz import replay
@@ -227,6 +228,21 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+PAGE_CACHE: Final = "no-cache"
+"""The page's files are not fingerprinted: a browser keeps them but asks again each load
+(answered ``304 Not Modified`` by their ETag), so a new version is never mixed with an old."""
+
+
+class PageFiles(StaticFiles):
+    """The page's own files (``/static``), sent with :data:`PAGE_CACHE`."""
+
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        """The file's answer (ETag and Last-Modified from Starlette), told how to cache."""
+        response = super().file_response(*args, **kwargs)
+        response.headers["cache-control"] = PAGE_CACHE
+        return response
 
 
 def origin_allowed(origin: str | None, host: str | None, allowed: tuple[str, ...]) -> bool:
@@ -551,14 +567,20 @@ def create_app(
             conn.send(_error(exc.code, exc.message, action_id))
 
     if WEB.is_dir():
-        app.mount("/static", StaticFiles(directory=WEB), name="static")
+        # Scripts and styles compress to a quarter; only the page's files go through gzip
+        # (the API's answers are small, and sockets are never compressed).
+        app.mount("/static", GZipMiddleware(PageFiles(directory=WEB), minimum_size=500),
+                  name="static")
 
-        @app.get("/")
+        def page() -> FileResponse:
+            return FileResponse(WEB / "index.html", headers={"cache-control": PAGE_CACHE})
+
+        @app.api_route("/", methods=["GET", "HEAD"])
         async def index() -> FileResponse:
-            return FileResponse(WEB / "index.html")
+            return page()
 
-        @app.get("/r/{code}")
+        @app.api_route("/r/{code}", methods=["GET", "HEAD"])
         async def room_page(code: str) -> FileResponse:
-            return FileResponse(WEB / "index.html")
+            return page()
 
     return app

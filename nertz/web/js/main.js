@@ -8,7 +8,7 @@ import {TableView} from './table.js';
 import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet} from './screens.js';
 import {ReplayViewer} from './replay.js';
 import {beep, soundOn, setSound} from './sound.js';
-import {label} from './cards.js';
+import {label, friendly} from './cards.js';
 
 const root = document.getElementById('app');
 
@@ -36,7 +36,9 @@ const app = {
   S,
   countdownMs: 3000,
   botLevel: 'casual',
+  botLevels: {},     // seat -> the level picked in the lobby for a bot not yet added
   go, saveSeat, enterRoom, send, openReplay,
+  render: () => render(),
   initial: (s) => seatInitial(s),
   hideResults() { S.resultsHidden = true; render(); },
 };
@@ -205,7 +207,7 @@ function onMessage(m) {
       break;
     case 'rejected': onRejected(m); break;
     case 'error':
-      if (m.id && dropPending(m.id)) toast(m.message, 'bad');
+      if (m.id && dropPending(m.id)) toast(friendly(m.message), 'bad');
       else if (m.code === 'bad_token') {
         store.remove(seatKey(S.room.id));
         toast('This browser no longer holds a seat here: join again.', 'bad');
@@ -213,7 +215,7 @@ function onMessage(m) {
         teardown();
         joinScreen(root, app, room);
         return;
-      } else toast(m.message, 'bad');
+      } else toast(friendly(m.message), 'bad');
       beep('bad');
       break;
     case 'latency':
@@ -280,7 +282,7 @@ function onRejected(m) {
     toast(`Beaten by ${m.race.winner_name} by ${m.race.margin_ms} ms`, 'bad', 3000);
     beep('race');
   } else {
-    toast(m.error ? `Not allowed: ${m.error}` : 'Not allowed', 'bad');
+    toast(m.error ? friendly(m.error) : 'Not allowed', 'bad');
     beep('bad');
   }
   if (rect && tableView && p) tableView.queueFlight(`#me .card[data-card="${p.cards[0]}"]`, rect);
@@ -327,7 +329,7 @@ function topbar() {
   const word = room.options.call_word || 'Nertz';
   const totals = match ? match.totals.map((v, s) => `${seatName(s)} ${v}`).join(' · ') : '';
   return [
-    h('span', {class: 'title', text: 'Nertz'}),
+    h('h1', {class: 'title', text: 'Nertz'}),
     h('span', {class: 'pill', title: 'Room code'}, 'Room ', h('strong', {text: room.code})),
     match ? h('span', {class: 'pill', id: 'round-no', text: `Round ${match.round}`}) : null,
     totals ? h('span', {class: 'pill', id: 'totals', text: totals}) : null,
@@ -335,13 +337,13 @@ function topbar() {
     S.you && S.you.seat == null ? h('span', {class: 'pill', text: 'Watching'}) : null,
     h('span', {class: 'spacer'}),
     S.result && S.resultsHidden && (room.phase === 'round_over' || room.phase === 'match_over')
-      ? h('button', {onclick: () => { S.resultsHidden = false; render(); }}, 'Results') : null,
+      ? h('button', {id: 'show-results', onclick: () => { S.resultsHidden = false; render(); }}, 'Results') : null,
     h('button', {id: 'sound', 'aria-pressed': String(soundOn()), onclick: () => { setSound(!soundOn()); render(); }},
       soundOn() ? 'Sound on' : 'Sound off'),
     h('button', {id: 'four-colour', 'aria-pressed': String(document.body.classList.contains('four-colour')), onclick: toggleFourColour,
       title: 'Four-colour deck: spades black, hearts red, diamonds blue, clubs green'}, 'Four colours'),
     h('button', {id: 'help-btn', onclick: toggleHelp, 'aria-keyshortcuts': '?'}, 'Keys (?)'),
-    h('a', {href: '/', onclick: (e) => { e.preventDefault(); go('/'); }, title: `Leave (your seat waits for you) · call word: ${word}`}, 'Leave'),
+    h('a', {href: '/', id: 'leave', onclick: (e) => { e.preventDefault(); go('/'); }, title: `Leave (your seat waits for you) · call word: ${word}`}, 'Leave'),
   ];
 }
 
@@ -352,10 +354,17 @@ function render() {
   const room = S.room;
   if (room.phase === 'lobby' || (!S.table && room.phase !== 'countdown')) {
     if (tableView) { tableView.destroy(); tableView = null; }
-    lobbyScreen(root, app);
+    // Drawn again only when what it shows changed: a passing message (the latency report
+    // every few seconds) must not redraw what the player is touching.
+    const key = JSON.stringify([room, S.you, S.status]);
+    if (key !== lobbyKey || !root.querySelector('#lobby')) {
+      lobbyKey = key;
+      lobbyScreen(root, app);
+    }
     overlays();
     return;
   }
+  lobbyKey = '';
   if (!tableView) {
     tableView = new TableView(root, {
       get seat() { return S.you ? S.you.seat : null; },
@@ -397,6 +406,7 @@ function render() {
 
 let overlayEl = null;
 let overlayKey = '';
+let lobbyKey = '';
 
 function overlays() {
   const room = S.room;

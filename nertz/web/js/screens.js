@@ -1,7 +1,7 @@
 // The screens around the table: home (create or join a room), joining, the lobby, round results
 // with match standings, and the keyboard help. Names are always inserted as text.
 
-import {h, fill, toast, store} from './dom.js';
+import {h, fill, refill, toast, store} from './dom.js';
 import {ownerMark} from './cards.js';
 import {api} from './net.js';
 
@@ -194,7 +194,7 @@ export function lobbyScreen(root, app) {
   const teams = room.options.teams !== 'off';
   const link = `${location.origin}/r/${room.code}`;
   const linkBox = h('input', {id: 'share-link', readonly: true, value: link, 'aria-label': 'Share link'});
-  const copy = h('button', {id: 'copy-link', onclick: async () => {
+  const copy = h('button', {id: 'copy-link', type: 'button', onclick: async () => {
     try { await navigator.clipboard.writeText(link); }
     catch { linkBox.select(); document.execCommand && document.execCommand('copy'); }
     toast('Link copied', 'good');
@@ -218,7 +218,7 @@ export function lobbyScreen(root, app) {
         if (!p.bot && p.ready) who.append(h('span', {class: 'tag ok', text: 'ready'}));
         li.append(who);
         if (isHost && p.id !== you.player) {
-          li.append(h('button', {class: 'danger', onclick: () => app.send({type: 'kick', player: p.id})}, 'Remove'));
+          li.append(h('button', {class: 'danger', id: `kick-${p.id}`, onclick: () => app.send({type: 'kick', player: p.id})}, 'Remove'));
           li.append(seatPicker(app, p, room));
         }
       } else {
@@ -236,7 +236,14 @@ export function lobbyScreen(root, app) {
   const start = isHost ? h('button', {class: 'primary', id: 'start', disabled: !full,
     onclick: () => app.send({type: 'start', countdown_ms: app.countdownMs})},
   full ? 'Start the match' : `Fill every seat to start (${empties.length} empty)`) : null;
-  fill(root, h('div', {class: 'screen', id: 'lobby'},
+  // Space presses a button on key-up: a lobby update between the two would lose the press,
+  // so Start acts on key-down.
+  if (start) start.addEventListener('keydown', (e) => {
+    if (e.key !== ' ' || start.disabled) return;
+    e.preventDefault();
+    start.click();
+  });
+  refill(root, h('div', {class: 'screen', id: 'lobby'},
     h('div', {class: 'row'}, h('h1', {class: 'grow'}, 'Room ', h('span', {class: 'code', id: 'room-code', text: room.code})),
       h('a', {href: '/', onclick: (e) => { e.preventDefault(); app.go('/'); }}, 'Home')),
     h('p', {class: 'muted', text: rulesText(room)}),
@@ -253,18 +260,29 @@ export function lobbyScreen(root, app) {
     matchesPanel(app, room)));
 }
 
+/** The bots' levels, each with a line on how it plays. */
+export const BOT_LEVELS = [
+  ['beginner', 'Beginner: slow, misses plays'],
+  ['casual', 'Casual: steady, a relaxed game'],
+  ['skilled', 'Skilled: quick and sharp'],
+  ['expert', 'Expert: looks ahead, hard to beat'],
+];
+
 function botAdder(app, seat) {
-  const level = h('select', {'aria-label': `Bot level for seat ${seat + 1}`, class: 'bot-level'},
-    ['beginner', 'casual', 'skilled', 'expert'].map((l) => h('option', {value: l, text: l})));
-  level.value = app.botLevel || 'casual';
-  return h('span', {class: 'row'}, level, h('button', {class: 'add-bot', onclick: () => {
+  const level = h('select', {'aria-label': `Bot level for seat ${seat + 1}`, class: 'bot-level', id: `bot-level-${seat}`},
+    BOT_LEVELS.map(([l, text]) => h('option', {value: l, text})));
+  // The level chosen stays chosen through any redraw of the lobby (it is the page's, not the
+  // server's, until the bot is added).
+  level.value = app.botLevels[seat] || app.botLevel || 'casual';
+  level.addEventListener('change', () => { app.botLevels[seat] = level.value; app.botLevel = level.value; });
+  return h('span', {class: 'row'}, level, h('button', {class: 'add-bot', id: `add-bot-${seat}`, onclick: () => {
     app.botLevel = level.value;
     app.send({type: 'add_bot', seat, level: level.value, bot: 'greedy'});
   }}, 'Add bot'));
 }
 
 function seatPicker(app, p, room) {
-  const sel = h('select', {'aria-label': `Move ${p.name}`},
+  const sel = h('select', {'aria-label': `Move ${p.name}`, id: `move-${p.id}`},
     h('option', {value: '', text: 'Move to…'}),
     Array.from({length: room.seats}, (_, s) => h('option', {value: String(s), text: `seat ${s + 1}`})),
     p.bot ? null : h('option', {value: 'watch', text: 'watching'}));
