@@ -148,7 +148,7 @@ export class ReplayViewer {
       h('table', {class: 'data'},
         h('thead', {}, h('tr', {}, ['Seat', 'Foundation cards', 'Nertz left', 'Score'].map((t) => h('th', {text: t})))),
         h('tbody', {}, res.scores.map((sc, s) => h('tr', {dataset: {seat: String(s)}},
-          h('td', {}, h('span', {class: 'row'}, ownerMark(s, this.names[s]), h('span', {text: this.names[s]}))),
+          h('td', {}, h('span', {class: 'seatname'}, ownerMark(s, this.names[s]), h('span', {text: this.names[s]}))),
           h('td', {text: String(res.breakdown[s].foundation_cards)}),
           h('td', {text: String(res.breakdown[s].nertz_left)}),
           h('td', {dataset: {field: 'total'}, text: String(sc)})))))));

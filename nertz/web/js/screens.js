@@ -102,7 +102,7 @@ export async function homeScreen(root, app) {
       err.textContent = e.message;
     } finally { create.disabled = false; }
   });
-  const code = h('input', {id: 'join-code', placeholder: 'Room code', autocapitalize: 'characters', maxlength: '32'});
+  const code = h('input', {id: 'join-code', placeholder: 'Room code', 'aria-label': 'Room code', autocapitalize: 'characters', maxlength: '32'});
   const join = h('button', {id: 'join', class: 'primary'}, 'Join');
   const doJoin = () => {
     const c = code.value.trim().replace(/^.*\/r\//, '');
@@ -139,8 +139,7 @@ export async function homeScreen(root, app) {
       h('div', {class: 'row'}, code, join)),
     h('div', {class: 'panel'},
       h('h2', {text: 'Watch a replay file'}),
-      h('p', {class: 'muted small', text: 'A *.nertz.json file: step through every move of its rounds.'}),
-      file)));
+      h('label', {class: 'field'}, h('span', {text: 'A *.nertz.json file: step through every move of its rounds.'}), file))));
   load();
 }
 
@@ -331,7 +330,7 @@ export function resultsSheet(app, result, names, mySeat) {
     h('caption', {class: 'sr-only', text: `Round ${result.round} breakdown`}),
     h('thead', {}, h('tr', {}, h('th', {scope: 'col', text: 'Seat'}), shownFields.map(([, t]) => h('th', {scope: 'col', text: t})))),
     h('tbody', {}, seats.map((s) => h('tr', {class: s === mySeat ? 'me' : '', dataset: {seat: String(s)}},
-      h('th', {scope: 'row'}, h('span', {class: 'row'}, ownerMark(s, app.initial(s)), h('span', {class: 'player-name', text: names(s)}))),
+      h('th', {scope: 'row'}, h('span', {class: 'seatname'}, ownerMark(s, app.initial(s)), h('span', {class: 'player-name', text: names(s)}))),
       shownFields.map(([k]) => {
         const v = result.breakdown[s][k];
         const neg = k === 'nertz_penalty' && v ? -v : v;
@@ -344,7 +343,7 @@ export function resultsSheet(app, result, names, mySeat) {
       h('th', {scope: 'col', text: 'This round'}), h('th', {scope: 'col', text: 'Total'}))),
     h('tbody', {}, order.map((s, i) => h('tr', {class: s === mySeat ? 'me' : '', dataset: {seat: String(s)}},
       h('td', {text: String(i + 1)}),
-      h('td', {}, h('span', {class: 'row'}, ownerMark(s, app.initial(s)), h('span', {class: 'player-name', text: names(s)}))),
+      h('td', {}, h('span', {class: 'seatname'}, ownerMark(s, app.initial(s)), h('span', {class: 'player-name', text: names(s)}))),
       h('td', {dataset: {field: 'round'}, text: String(result.scores[s])}),
       h('td', {dataset: {field: 'totals'}, text: String(result.totals[s])})))));
   const over = result.over;
@@ -359,7 +358,7 @@ export function resultsSheet(app, result, names, mySeat) {
     h('button', {id: 'hide-results', onclick: () => app.hideResults()}, 'See the table'));
   return h('div', {class: 'sheet', id: 'results', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'results-title', dataset: {round: String(result.round)}},
     h('h2', {id: 'results-title', text: `Round ${result.round}: ${how}`}),
-    h('div', {class: 'scroll-x'}, breakdown),
+    h('div', {class: 'scroll-x', tabindex: '0', role: 'region', 'aria-label': 'Round breakdown (scrolls sideways)'}, breakdown),
     h('h2', {text: over ? `Match over. ${winner}` : `Standings${target ? ` (to ${target})` : ''}`}),
     standings,
     buttons);

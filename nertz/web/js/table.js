@@ -228,17 +228,17 @@ export class TableView {
     this.me.dataset.seat = String(seat);
     const lat = ctx.latency(seat);
     const sel = this.selection;
-    const nertz = h('div', {class: 'pile', dataset: {pile: 'N'}, tabindex: '0', 'aria-label': `Your Nertz pile, ${tab.nertz_count} cards. Key N`},
+    const nertz = h('div', {class: 'pile', dataset: {pile: 'N'}, tabindex: '0', role: 'group', 'aria-label': `Your Nertz pile, ${tab.nertz_count} cards. Key N`},
       h('div', {class: 'stack'},
         tab.nertz_top ? cardEl(tab.nertz_top, {count: tab.nertz_count, extraLabel: 'top of your Nertz pile'})
           : tab.nertz_count ? backEl(tab.nertz_count, 'your Nertz pile') : slotEl('your Nertz pile, empty', 0)),
       h('div', {class: 'pile-label'}, 'Nertz ', h('span', {class: 'kbd', text: 'N'})));
-    const stock = h('div', {class: 'pile', dataset: {pile: 'S'}, tabindex: '0', 'aria-label': `Your stock, ${tab.stock_count} cards: turn with Space`},
+    const stock = h('div', {class: 'pile', dataset: {pile: 'S'}, tabindex: '0', role: 'group', 'aria-label': `Your stock, ${tab.stock_count} cards: turn with Space`},
       h('div', {class: 'stack'},
         tab.stock_count ? backEl(tab.stock_count, `your stock, ${tab.stock_count} cards`)
           : slotEl(tab.waste_count ? 'stock empty: turn the waste over' : 'your stock, empty', 0)),
       h('div', {class: 'pile-label'}, 'Stock ', h('span', {class: 'kbd', text: 'Space'})));
-    const waste = h('div', {class: 'pile', dataset: {pile: 'W'}, tabindex: '0', 'aria-label': `Your waste, ${tab.waste_count} cards. Key W`},
+    const waste = h('div', {class: 'pile', dataset: {pile: 'W'}, tabindex: '0', role: 'group', 'aria-label': `Your waste, ${tab.waste_count} cards. Key W`},
       h('div', {class: 'stack'},
         tab.waste_top ? cardEl(tab.waste_top, {count: tab.waste_count, extraLabel: 'top of your waste'})
           : tab.waste_hidden ? backEl(tab.waste_count) : slotEl('your waste, empty')),
@@ -246,6 +246,7 @@ export class TableView {
     const work = tab.work.map((p, i) => {
       const el = this.workStack(p, String(i + 1), 0.24, {}, true);
       el.tabIndex = 0;
+      el.setAttribute('role', 'group');
       el.setAttribute('aria-label', `Work pile ${i + 1}: ${p.down} face down, ${p.up.map(label).join(', ') || 'empty'}. Key ${i + 1}`);
       el.append(h('div', {class: 'pile-label'}, h('span', {class: 'kbd', text: String(i + 1)})));
       return el;
