@@ -157,6 +157,20 @@ def test_two_people_and_two_bots_play_a_round_to_the_call(server: Any, new_page:
         assert ann_page.text_content("#replay-step").startswith("1/")
         ann_page.click("#replay-next")
         assert ann_page.text_content("#replay-step").startswith("2/")
+        # Each step in words, the moved card marked where it landed.
+        for k in range(2, steps + 1):
+            said = ann_page.text_content("#replay-step") or ""
+            if " from " in said and "refused" not in said:
+                break
+            ann_page.click("#replay-next")
+        assert " to " in said and ("Ann: " in said or "Ben: " in said or "bot" in said), said
+        assert ann_page.locator("#replay .card.moved").count() == 1
+        # The address opens the viewer at that round and step.
+        at = ann_page.evaluate("() => location.pathname + location.search")
+        assert f"step={k}" in at and "round=1" in at, at
+        ann_page.goto(server.base + at)
+        ann_page.wait_for_selector("#replay #replay-slider")
+        assert ann_page.text_content("#replay-step") == said
         ann_page.fill("#replay-slider", str(steps))
         ann_page.dispatch_event("#replay-slider", "input")
         ann_page.wait_for_selector("#replay-result table")

@@ -80,7 +80,10 @@ async function route() {
   if (params.get('replay')) {
     const id = params.get('replay');
     fill(root, h('p', {class: 'loading', text: 'Loading the replay…'}));
-    try { openReplay(await api(`/api/matches/${encodeURIComponent(id)}/frames`), `match ${id}`); }
+    try {
+      openReplay(await api(`/api/matches/${encodeURIComponent(id)}/frames`), `match ${id}`,
+        {match: id, round: params.get('round'), step: params.get('step')});
+    }
     catch (e) { fill(root, h('div', {class: 'screen'}, h('p', {class: 'error-text', text: e.message}), h('a', {href: '/'}, 'Home'))); }
     return;
   }
@@ -90,10 +93,10 @@ async function route() {
 
 window.addEventListener('popstate', route);
 
-function openReplay(frames, title) {
+function openReplay(frames, title, start = {}) {
   teardown();
-  document.title = 'Nertz replay';
-  replayView = new ReplayViewer(root, frames, title, app);
+  document.title = `Nertz replay: ${frames.players.join(', ')}`;
+  replayView = new ReplayViewer(root, frames, title, app, start);
 }
 
 function seatKey(roomId) { return `nertz:room:${roomId}`; }
