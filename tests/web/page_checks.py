@@ -74,13 +74,27 @@ def in_view(page: Any, box: dict[str, float] | None, what: str) -> None:
             and box["y"] + box["height"] <= size["height"] + 0.5), f"{what} out of view: {box}"
 
 
-def press(page: Any, selector: str) -> None:
-    """Click (or tap) the centre of what `selector` finds, where it is: never scrolling to it."""
-    loc = page.locator(selector).first
-    box = loc.bounding_box()
+def box_of(page: Any, selector: str) -> dict[str, float] | None:
+    """Where the first element `selector` finds is, or None if none is shown. Measured again
+    for a moment when missing: a redraw can replace the element between finding and measuring
+    it (on a busy machine, often)."""
+    for _ in range(10):
+        box = page.locator(selector).first.bounding_box()
+        if box is not None:
+            return box  # type: ignore[no-any-return]
+        page.wait_for_timeout(30)
+    return None
+
+
+def press(page: Any, selector: str) -> bool:
+    """Click (or tap) the centre of what `selector` finds, where it is: never scrolling to it.
+    False if nothing is shown there (the caller decides whether that may be)."""
+    box = box_of(page, selector)
+    if box is None:
+        return False
     in_view(page, box, selector)
-    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    page.mouse.click(x, y)
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    return True
 
 
 def shot(page: Any, artifacts: Path, name: str) -> None:

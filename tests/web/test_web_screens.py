@@ -75,7 +75,7 @@ def test_a_round_by_pointer_fits_every_screen(size: tuple[int, int], server: Any
             shown = True
         page.wait_for_timeout(40)
     assert player.moves >= 1, (actions, player.misses)
-    page.wait_for_selector("#results")
+    page.wait_for_selector("#results:not(.counting)")
     shot(page, artifacts, f"results-{name}")
     assert_no_axe_violations(page, axe, f"results at {name}")
 
@@ -224,7 +224,7 @@ def test_the_countdown_has_the_middle_to_itself(server: Any, new_page: Any) -> N
         assert time.monotonic() < deadline, "the round did not end"
         player.act()
         page.wait_for_timeout(40)
-    page.wait_for_selector("#results")
+    page.wait_for_selector("#results:not(.counting)")
     page.click("#rematch")  # the server counts a rematch down
     page.wait_for_selector(".countdown:not(.hidden)")
     assert page.text_content(".banner") == "Get ready…"
@@ -251,3 +251,17 @@ def test_static_files_are_compressed_and_cached_and_head_answers(server: Any) ->
     assert answer.value.code == 304
     # Starting the server did not print a line per migration.
     assert "alembic" not in server.log.read_text()
+
+
+def test_sound_is_on_by_default_and_a_mute_is_remembered(server: Any, new_page: Any) -> None:
+    page = new_page()
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=2)
+    add_bots(page, "beginner", 1)
+    page.click("#start")
+    wait_table(page)
+    assert page.get_attribute("#sound", "aria-pressed") == "false"  # not muted
+    page.click("#sound")
+    assert page.get_attribute("#sound", "aria-pressed") == "true"
+    page.reload()
+    wait_table(page)
+    assert page.get_attribute("#sound", "aria-pressed") == "true"

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from page_checks import in_view, press
+from page_checks import box_of, in_view, press
 
 RANKS = "A23456789TJQK"
 
@@ -139,11 +139,12 @@ class Player:
             page.wait_for_timeout(20)
         assert box is not None, f"no card {move.card} on pile {move.src}"
         x0, y0 = box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.2
+        target = box_of(page, "#foundations" if move.dst == "F"
+                        else f'#me [data-pile="{move.dst}"] .stack')
+        assert target is not None, f"no drop target {move.dst}"
         if move.dst == "F":
-            target = page.locator("#foundations").bounding_box()
             x1, y1 = target["x"] + 12, target["y"] + target["height"] / 2
         else:
-            target = page.locator(f'#me [data-pile="{move.dst}"] .stack').bounding_box()
             x1, y1 = target["x"] + target["width"] / 2, target["y"] + target["height"] - 8
         if self.pointer_only:
             in_view(page, box, f"the {move.card} on pile {move.src}")
@@ -158,6 +159,12 @@ class Player:
             self.misses.append((move.text, (x1, y1)))
             self.moves -= 1
 
+    def press(self, selector: str) -> None:
+        """Press what `selector` finds by pointer; it must be shown while the round is on."""
+        if not press(self.page, selector):
+            phase = self.page.evaluate("() => window.nertz.S.room.phase")
+            assert phase != "playing", f"{selector} is not shown during play"
+
     def keys(self, move: Move) -> None:
         """The same move by keyboard: pick up the source, then F or the pile's number."""
         kb = self.page.keyboard
@@ -171,7 +178,7 @@ class Player:
             return "wait"
         if st["call"]:
             if self.pointer_only:
-                press(self.page, "#call")
+                self.press("#call")
             else:
                 self.page.keyboard.press("c")
             return "call"
@@ -190,13 +197,13 @@ class Player:
         self.turns_without_play += 1
         if self.turns_without_play > 30:
             if self.pointer_only:
-                press(self.page, "#stuck")
+                self.press("#stuck")
             else:
                 self.page.keyboard.press("s")
             self.turns_without_play = 0
             return "STUCK"
         if self.pointer_only:
-            press(self.page, '#me [data-pile="S"] .card')
+            self.press('#me [data-pile="S"] .card')
         else:
             self.page.keyboard.press("Space")
         return "T"

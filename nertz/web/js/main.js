@@ -5,7 +5,7 @@ import {h, fill, toast, store} from './dom.js';
 import {api, Connection} from './net.js';
 import {applyLocal, clone, lift, parseMove} from './rules.js';
 import {TableView} from './table.js';
-import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet} from './screens.js';
+import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet, countUp} from './screens.js';
 import {ReplayViewer} from './replay.js';
 import {beep, soundOn, setSound} from './sound.js';
 import {label, friendly} from './cards.js';
@@ -198,12 +198,11 @@ function onMessage(m) {
         if (me) S.you = {...S.you, seat: me.seat, hand: me.hand, host: m.room.host === me.id};
       }
       setCountdown(m.countdown_ms);
-      if (m.room.phase === 'playing') beep('ok');
+      if (m.room.phase === 'playing') beep('go');
       break;
     case 'update': onUpdate(m); break;
     case 'round_over':
       S.result = m.result; S.room = m.room; S.resultsHidden = false; S.pending = [];
-      beep('call');
       break;
     case 'ack':
       dropPending(m.id);
@@ -260,16 +259,37 @@ function onUpdate(m) {
     // The update carrying our own move comes just before its ack: stop showing it twice.
     const i = S.pending.findIndex((p) => p.move === m.move);
     if (i >= 0) S.pending.splice(i, 1);
-    if (m.move.endsWith('-F') || /-F\d/.test(m.move)) beep('foundation'); else beep('ok');
+    // The turn sounded at the key press; a play sounds when the server has it.
+    if (/-F\d*$/.test(m.move)) beep('foundation'); else if (m.move.includes('-')) beep('place');
   } else if (m.events.some((e) => e.kind === 'moved' && e.dst === 'F')) {
     beep('other');
   }
   for (const e of m.events) {
     if (e.kind === 'reset') toast('Everyone was stuck: the stocks were turned and rotated.', '', 3500);
-    if (e.kind === 'called') toast(`${seatName(e.seat)}: ${e.word}!`, 'good', 3500);
+    if (e.kind === 'called') {
+      toast(`${seatName(e.seat)}: ${e.word}!`, 'good', 3500);
+      beep('call');
+      celebrate(e.seat === mySeat);
+    }
     if (e.kind === 'false_call') toast(`${seatName(e.seat)} called too soon: ${e.count} cards back on the Nertz pile`, 'bad', 3500);
     if (e.kind === 'ended' && e.reason === 'blocked') toast('Nobody can play on: the round is blocked.', '', 3500);
   }
+}
+
+/** A burst of suits across the screen when someone calls (bigger when it is you). */
+function celebrate(mine) {
+  if (matchMedia('(prefers-reduced-motion: reduce)').matches) return;
+  const suits = ['\u2660', '\u2665', '\u2666', '\u2663'];
+  const burst = h('div', {class: 'celebrate' + (mine ? ' mine' : ''), 'aria-hidden': 'true'});
+  for (let i = 0; i < (mine ? 36 : 18); i++) {
+    const s = h('span', {class: i % 4 === 1 || i % 4 === 2 ? 'red' : '', text: suits[i % 4]});
+    s.style.left = `${Math.round(Math.random() * 100)}%`;
+    s.style.animationDelay = `${Math.round(Math.random() * 400)}ms`;
+    s.style.setProperty('--drift', `${Math.round(Math.random() * 160 - 80)}px`);
+    burst.append(s);
+  }
+  document.body.append(burst);
+  setTimeout(() => burst.remove(), 2200);
 }
 
 function onRejected(m) {
@@ -341,8 +361,8 @@ function topbar() {
     h('span', {class: 'spacer'}),
     S.result && S.resultsHidden && (room.phase === 'round_over' || room.phase === 'match_over')
       ? h('button', {id: 'show-results', onclick: () => { S.resultsHidden = false; render(); }}, 'Results') : null,
-    h('button', {id: 'sound', 'aria-pressed': String(soundOn()), onclick: () => { setSound(!soundOn()); render(); }},
-      soundOn() ? 'Sound on' : 'Sound off'),
+    h('button', {id: 'sound', 'aria-pressed': String(!soundOn()), title: 'Sounds on or off (remembered)',
+      onclick: () => { setSound(!soundOn()); render(); }}, 'Mute'),
     h('button', {id: 'four-colour', 'aria-pressed': String(document.body.classList.contains('four-colour')), onclick: toggleFourColour,
       title: 'Four-colour deck: spades black, hearts red, diamonds blue, clubs green'}, 'Four colours'),
     h('button', {id: 'help-btn', onclick: toggleHelp, 'aria-keyshortcuts': '?'}, 'Keys (?)'),
@@ -433,6 +453,8 @@ function overlays() {
   // Focus the dialog's title, not a button: a key still held from play must not press one.
   const title = overlayEl.querySelector('h2');
   if (title) { title.tabIndex = -1; title.focus(); }
+  const results = overlayEl.querySelector('#results');
+  if (results) countUp(results);
 }
 
 function closeOverlay() {

@@ -364,6 +364,35 @@ export function resultsSheet(app, result, names, mySeat) {
     buttons);
 }
 
+/** The scores on a results sheet count up to their values (marked `counting` and aria-busy
+ *  meanwhile); at once under reduced motion. */
+export function countUp(sheet, ms = 700) {
+  const cells = [...sheet.querySelectorAll('td[data-field="total"], td[data-field="round"], td[data-field="totals"]')];
+  if (!cells.length || matchMedia('(prefers-reduced-motion: reduce)').matches) return;
+  const finals = cells.map((c) => Number(c.textContent));
+  sheet.classList.add('counting');
+  sheet.setAttribute('aria-busy', 'true');
+  const t0 = performance.now();
+  let done = false;
+  const finish = () => {
+    if (done) return;
+    done = true;
+    cells.forEach((c, i) => { c.textContent = String(finals[i]); });
+    sheet.classList.remove('counting');
+    sheet.removeAttribute('aria-busy');
+  };
+  const step = (now) => {
+    if (done) return;
+    const f = Math.min(1, (now - t0) / ms);
+    if (f >= 1) { finish(); return; }
+    const eased = 1 - (1 - f) ** 3;
+    cells.forEach((c, i) => { c.textContent = String(Math.round(finals[i] * eased)); });
+    requestAnimationFrame(step);
+  };
+  requestAnimationFrame(step);
+  setTimeout(finish, ms + 150);  // a hidden tab draws no frames: end on time anyway
+}
+
 // ------------------------------------------------------------------ help
 
 export const SHORTCUTS = [
