@@ -104,7 +104,9 @@ def server(tmp_path_factory: pytest.TempPathFactory, chromium_ok: None) -> Itera
                             stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(150):
+        # A busy machine can take many seconds to import and migrate: wait for the answer.
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
             try:
                 with urllib.request.urlopen(base + "/healthz", timeout=1) as r:
                     if r.status == 200:

@@ -265,3 +265,28 @@ def test_sound_is_on_by_default_and_a_mute_is_remembered(server: Any, new_page: 
     page.reload()
     wait_table(page)
     assert page.get_attribute("#sound", "aria-pressed") == "true"
+
+
+def test_play_now_goes_from_home_to_a_table_against_bots(server: Any, new_page: Any) -> None:
+    page = new_page()
+    page.goto(server.base + "/")
+    page.click("#play-now")
+    wait_table(page)
+    names = page.locator(".opp .nm").all_text_contents()
+    assert len(names) == 2 and all("bot" in n for n in names), names
+
+
+def test_rules_are_named_in_words_and_code_names_kept_to_the_details(server: Any,
+                                                                       new_page: Any) -> None:
+    page = new_page()
+    page.goto(server.base + "/")
+    page.wait_for_selector("#create")
+    assert page.text_content('#preset option[value="pagat"]') == "Pounce (pagat.com)"
+    page.click("#options summary")
+    options = page.text_content("#options") or ""
+    assert "Work piles" in options and "work_piles" not in options
+    page.fill('input[name="nertz_pile_size"]', "3")
+    page.dispatch_event('input[name="nertz_pile_size"]', "input")
+    page.click("#rules-details summary")
+    codes = page.text_content("#rules-codes") or ""
+    assert "preset: pagat (rulebook 003)" in codes and "nertz_pile_size: 3" in codes

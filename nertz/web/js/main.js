@@ -39,6 +39,8 @@ const app = {
   botLevels: {},     // seat -> the level picked in the lobby for a bot not yet added
   go, saveSeat, enterRoom, send, openReplay,
   render: () => render(),
+  /** After "Play now": fill the room's empty seats with bots at `level` and start. */
+  autoStart(roomId, level) { store.set('nertz:autostart', {room: roomId, level, asked: []}); },
   initial: (s) => seatInitial(s),
   hideResults() { S.resultsHidden = true; render(); },
 };
@@ -209,6 +211,7 @@ function onMessage(m) {
       break;
     case 'rejected': onRejected(m); break;
     case 'error':
+      store.remove('nertz:autostart');  // "Play now" stops at the first refusal, and says why
       if (m.id && dropPending(m.id)) toast(friendly(m.message), 'bad');
       else if (m.code === 'bad_token') {
         store.remove(seatKey(S.room.id));
@@ -370,6 +373,29 @@ function topbar() {
   ];
 }
 
+/** "Play now": the host's page seats the bots and starts once the room is full; true while it
+ *  does (the lobby is not drawn meanwhile). */
+function autoStart() {
+  const auto = store.get('nertz:autostart');
+  if (!auto || !S.room || auto.room !== S.room.id) return false;
+  if (!S.you || !S.you.host || S.status !== 'open' || S.room.phase !== 'lobby') return false;
+  const empty = [];
+  for (let s = 0; s < S.room.seats; s++) if (!S.room.players.some((p) => p.seat === s)) empty.push(s);
+  if (!empty.length) {
+    store.remove('nertz:autostart');
+    send({type: 'start', countdown_ms: app.countdownMs});
+    return true;
+  }
+  for (const seat of empty) {
+    if (auto.asked.includes(seat)) continue;
+    auto.asked.push(seat);
+    send({type: 'add_bot', seat, level: auto.level, bot: 'greedy'});
+  }
+  store.set('nertz:autostart', auto);
+  if (!root.querySelector('.loading')) fill(root, h('p', {class: 'loading', text: 'Dealing…'}));
+  return true;
+}
+
 function toggleHelp() { S.help = !S.help; render(); }
 
 function render() {
@@ -379,6 +405,7 @@ function render() {
     if (tableView) { tableView.destroy(); tableView = null; }
     // Drawn again only when what it shows changed: a passing message (the latency report
     // every few seconds) must not redraw what the player is touching.
+    if (autoStart()) return;
     const key = JSON.stringify([room, S.you, S.status]);
     if (key !== lobbyKey || !root.querySelector('#lobby')) {
       lobbyKey = key;

@@ -4,6 +4,7 @@
 import {h, fill, refill, toast, store} from './dom.js';
 import {ownerMark} from './cards.js';
 import {api} from './net.js';
+import {presetName, optionName, valueName} from './names.js';
 
 // ------------------------------------------------------------------ home
 
@@ -45,7 +46,7 @@ export async function homeScreen(root, app) {
   try { presets = await api('/api/presets'); }
   catch (e) { err.textContent = e.message; root.append(err); return; }
   const preset = h('select', {id: 'preset', 'aria-describedby': 'preset-summary'},
-    presets.presets.map((p) => h('option', {value: p.name, text: `${p.name} (${p.source})`})));
+    presets.presets.map((p) => h('option', {value: p.name, text: presetName(p.name)})));
   const summary = h('p', {class: 'summary', id: 'preset-summary'});
   const seats = h('input', {id: 'seats', type: 'number', min: '2', max: '8', value: '4'});
   const grid = h('div', {class: 'options-grid'});
@@ -53,16 +54,23 @@ export async function homeScreen(root, app) {
   for (const o of presets.options) {
     const c = choices(o.describe);
     let input;
-    if (c.kind === 'select') input = h('select', {name: o.name}, c.values.map((v) => h('option', {value: v, text: v})));
+    if (c.kind === 'select') input = h('select', {name: o.name}, c.values.map((v) => h('option', {value: v, text: valueName(v)})));
     else if (c.kind === 'number') input = h('input', {name: o.name, type: 'number', min: String(c.min), max: String(c.max)});
     else input = h('input', {name: o.name, type: 'text', placeholder: c.hint});
     inputs[o.name] = {input, opt: o};
-    const wrap = h('label', {class: 'field', title: `${o.doc} (source ${o.source})`},
-      h('span', {}, h('code', {text: o.name}), ' ', h('span', {class: 'muted small', text: o.doc})), input);
+    const wrap = h('label', {class: 'field'},
+      h('span', {}, h('strong', {text: optionName(o.name)}), h('br'), h('span', {class: 'small', text: o.doc})), input);
     input.addEventListener('input', () => mark());
     grid.append(wrap);
   }
   const current = () => presets.presets.find((p) => p.name === preset.value);
+  const codes = h('pre', {class: 'codes', id: 'rules-codes'});
+  const showCodes = () => {
+    const diff = changed();
+    const p = current();
+    codes.textContent = [`preset: ${p.name} (rulebook ${p.source})`,
+      ...Object.entries(diff).map(([k, v]) => `${k}: ${shownValue(v)}`)].join('\n');
+  };
   const load = () => {
     const p = current();
     summary.textContent = p.summary;
@@ -82,6 +90,7 @@ export async function homeScreen(root, app) {
     for (const [k, {input}] of Object.entries(inputs)) input.closest('label').classList.toggle('changed', k in diff);
     const n = Object.keys(diff).length;
     count.textContent = n ? `${n} changed from the preset` : 'as the preset';
+    showCodes();
   };
   const count = h('span', {class: 'muted small'});
   preset.addEventListener('change', load);
@@ -101,6 +110,22 @@ export async function homeScreen(root, app) {
     } catch (e) {
       err.textContent = e.message;
     } finally { create.disabled = false; }
+  });
+  const playNow = h('button', {class: 'primary big', id: 'play-now'}, 'Play now');
+  playNow.addEventListener('click', async () => {
+    err.textContent = '';
+    const nm = name.value.trim() || 'Player';
+    store.set('nertz:name', nm);
+    playNow.disabled = true;
+    try {
+      // Pounce against two casual bots, dealt as soon as the room opens.
+      const r = await api('/api/rooms', {rules: 'pagat', seats: 3, name: nm});
+      app.saveSeat(r.room, r.token, r.player);
+      app.autoStart(r.room, 'casual');
+      app.go(`/r/${r.code}`);
+    } catch (e) {
+      err.textContent = e.message;
+    } finally { playNow.disabled = false; }
   });
   const code = h('input', {id: 'join-code', placeholder: 'Room code', 'aria-label': 'Room code', autocapitalize: 'characters', maxlength: '32'});
   const join = h('button', {id: 'join', class: 'primary'}, 'Join');
@@ -125,14 +150,17 @@ export async function homeScreen(root, app) {
     h('h1', {class: 'brand'}, 'Nertz ', h('small', {text: 'Nerts, Pounce: everyone plays at once'})),
     err,
     h('div', {class: 'panel'},
-      h('label', {class: 'field'}, h('span', {text: 'Your name (shown to the table)'}), name)),
+      h('label', {class: 'field'}, h('span', {text: 'Your name (shown to the table)'}), name),
+      h('div', {class: 'row'}, playNow,
+        h('span', {class: 'muted', text: 'A table of Pounce against two bots, at once.'}))),
     h('div', {class: 'panel'},
-      h('h2', {text: 'Create a room'}),
+      h('h2', {text: 'Play with friends'}),
       h('div', {class: 'row'},
         h('label', {class: 'field grow'}, h('span', {text: 'Rules'}), preset),
         h('label', {class: 'field'}, h('span', {text: 'Seats (2 to 8)'}), seats)),
       summary,
-      h('details', {}, h('summary', {}, 'Options ', count), grid),
+      h('details', {id: 'options'}, h('summary', {}, 'Options ', count), grid),
+      h('details', {id: 'rules-details'}, h('summary', {}, 'Details: the rules by their code names'), codes),
       h('p', {}, create)),
     h('div', {class: 'panel'},
       h('h2', {text: 'Join a room'}),
@@ -179,9 +207,9 @@ export function joinScreen(root, app, room) {
 /** The room's rules in words: the preset and any option set on top of it. */
 export function rulesText(room) {
   const spec = room.rules;
-  if (typeof spec === 'string') return `rules: ${spec}`;
-  const extra = Object.entries(spec).filter(([k]) => k !== 'preset').map(([k, v]) => `${k} ${shownValue(v)}`);
-  return `rules: ${spec.preset}${extra.length ? ' with ' + extra.join(', ') : ''}`;
+  if (typeof spec === 'string') return `Rules: ${presetName(spec)}`;
+  const extra = Object.entries(spec).filter(([k]) => k !== 'preset').map(([k, v]) => `${optionName(k).toLowerCase()} ${valueName(v)}`);
+  return `Rules: ${presetName(spec.preset)}${extra.length ? ' with ' + extra.join(', ') : ''}`;
 }
 
 // ------------------------------------------------------------------ lobby
