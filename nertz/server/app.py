@@ -583,4 +583,10 @@ def create_app(
         async def room_page(code: str) -> FileResponse:
             return page()
 
+        @app.api_route("/sw.js", methods=["GET", "HEAD"])
+        async def service_worker() -> FileResponse:
+            # Served from the root: a worker controls only the paths under its own address.
+            return FileResponse(WEB / "sw.js", media_type="text/javascript",
+                                headers={"cache-control": PAGE_CACHE})
+
     return app

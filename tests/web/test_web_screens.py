@@ -290,3 +290,30 @@ def test_rules_are_named_in_words_and_code_names_kept_to_the_details(server: Any
     page.click("#rules-details summary")
     codes = page.text_content("#rules-codes") or ""
     assert "preset: pagat (rulebook 003)" in codes and "nertz_pile_size: 3" in codes
+
+
+def test_the_page_is_installable_and_starts_offline(server: Any, new_page: Any) -> None:
+    """A web app manifest, and a service worker that keeps the page's own files: once loaded,
+    the page starts again with the network gone."""
+    web = Path(__file__).resolve().parents[2] / "nertz" / "web"
+    worker = (web / "sw.js").read_text()
+    for module in (web / "js").glob("*.js"):  # every script the page loads is kept
+        assert f"/static/js/{module.name}" in worker, module.name
+    page = new_page()
+    page.goto(server.base + "/")
+    manifest = page.evaluate("""async () => {
+      const href = document.querySelector('link[rel=manifest]').href;
+      return (await fetch(href)).json();
+    }""")
+    assert manifest["start_url"] == "/" and manifest["display"] == "standalone"
+    assert {"192x192", "512x512"} <= {i["sizes"] for i in manifest["icons"]}
+    page.evaluate("() => navigator.serviceWorker.ready")
+    # The worker claims the open page once it has kept the files.
+    page.wait_for_function("() => !!navigator.serviceWorker.controller")
+    page.context.set_offline(True)
+    try:
+        page.reload()
+        page.wait_for_selector("#home #name")
+        assert page.evaluate("() => !!navigator.serviceWorker.controller")
+    finally:
+        page.context.set_offline(False)

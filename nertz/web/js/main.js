@@ -62,6 +62,11 @@ function toggleFourColour() {
 function go(path) {
   history.pushState({}, '', path);
   route();
+
+// Keep the page's files for an instant (and offline) start; see sw.js.
+if ('serviceWorker' in navigator) {
+  navigator.serviceWorker.register('/sw.js').catch(() => { /* not over plain http elsewhere */ });
+}
 }
 
 function teardown() {
@@ -498,3 +503,8 @@ document.addEventListener('keydown', (e) => {
 export function describeCard(code) { return label(code); }
 
 route();
+
+// Keep the page's files for an instant (and offline) start; see sw.js.
+if ('serviceWorker' in navigator) {
+  navigator.serviceWorker.register('/sw.js').catch(() => { /* not over plain http elsewhere */ });
+}
