@@ -469,9 +469,10 @@ class Table:
         if _BOT_NAME.match(key):
             raise CommandError("name_taken", f"names like {clean!r} are the room's bots' names: "
                                              "pick another name")
-        if any(protocol.name_key(p.name) == key for p in self.players.values()):
-            raise CommandError("name_taken", f"someone here is already called {clean!r}: "
-                                             "pick another name")
+        # Compared by look (Unicode TS 39 skeletons), so nobody passes for someone here.
+        if any(protocol.names_clash(p.name, clean) for p in self.players.values()):
+            raise CommandError("name_taken", f"someone here is already called {clean!r} "
+                                             "or a name that looks like it: pick another name")
         seat, hand = (None, 0) if spectator else self._free_seat()
         token = secrets.token_urlsafe(24)
         pid = secrets.token_hex(6)
