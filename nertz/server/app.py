@@ -38,8 +38,10 @@ from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rule
 from nertz.server import protocol
 from nertz.server.hub import Hub
 from nertz.server.limits import KeyedLimit, TokenBucket
+from nertz.server.live import LiveRoom
+from nertz.server.room.lobby import Player
+from nertz.server.room.messages import CommandError, Error, Kicked
 from nertz.server.store import Store
-from nertz.server.table import CommandError, Player, Table
 
 log = logging.getLogger("nertz.app")
 
@@ -106,7 +108,7 @@ class ApiError(Exception):
 
 
 class Connection:
-    """One WebSocket as a :class:`~nertz.server.table.Sink`: a queue and a writer task, so a
+    """One WebSocket as a :class:`~nertz.server.edge.fanout.Sink`: a queue and a writer task, so a
     slow reader never holds up the table."""
 
     def __init__(self, ws: WebSocket) -> None:
@@ -172,11 +174,8 @@ class Connection:
             await self.ws.close()
 
 
-def _error(code: str, message: str, action_id: str | None = None) -> bytes:
-    out: dict[str, Any] = {"type": "error", "code": code, "message": message}
-    if action_id is not None:
-        out["id"] = action_id
-    return protocol.encode(out)
+def _error(code: str, message: str) -> bytes:
+    return protocol.encode(Error(code, message))
 
 
 async def read_body(request: Request, limit: int, what: str = "request body") -> bytes:
@@ -290,7 +289,7 @@ def create_app(
         except msgspec.DecodeError as exc:
             raise ApiError(400, f"not JSON: {exc}") from None
 
-    async def find_table(key: str) -> Table | None:
+    async def find_room(key: str) -> LiveRoom | None:
         """The room, rebuilt if need be; a room that cannot be rebuilt is a 503, not a crash."""
         if len(key) > 32:
             return None
@@ -300,14 +299,14 @@ def create_app(
             log.exception("room %s could not be loaded", key)
             raise ApiError(503, f"room {key!r} is unavailable") from None
 
-    async def table_or_404(key: str) -> Table:
-        table = await find_table(key)
-        if table is None:
+    async def room_or_404(key: str) -> LiveRoom:
+        room = await find_room(key)
+        if room is None:
             raise ApiError(404, f"no room {key!r}")
-        return table
+        return room
 
-    def room_url(request: Request, table: Table) -> str:
-        return str(request.base_url).rstrip("/") + f"/r/{table.code}"
+    def room_url(request: Request, room: LiveRoom) -> str:
+        return str(request.base_url).rstrip("/") + f"/r/{room.table.code}"
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
@@ -343,37 +342,36 @@ def create_app(
             raise ApiError(400, str(exc)) from None
         if not 2 <= data.seats <= 8:
             raise ApiError(400, f"seats must be 2 to 8, not {data.seats}")
-        table = await hub().create(rules, data.seats)
-        out: dict[str, Any] = {"room": table.id, "code": table.code,
-                               "url": room_url(request, table)}
+        room = await hub().create(rules, data.seats)
+        out: dict[str, Any] = {"room": room.id, "code": room.table.code,
+                               "url": room_url(request, room)}
         if data.name is not None:
-            out.update(await _join(table, data.name, False))
+            out.update(await _join(room, data.name, False))
         return JSONResponse(out, status_code=201)
 
-    async def _join(table: Table, name: str, spectator: bool) -> dict[str, Any]:
+    async def _join(room: LiveRoom, name: str, spectator: bool) -> dict[str, Any]:
         try:
-            player, token = table.join(name, spectator)
+            player, token = await room.join(name, spectator)
         except CommandError as exc:
             status = {"unavailable": 503, "name_taken": 409}.get(exc.code, 400)
             raise ApiError(status, exc.message) from None
         except protocol.ProtocolError as exc:
             raise ApiError(400, str(exc)) from None
-        await table._drain()
-        if table.broken:
+        if room.table.broken:
             raise ApiError(503, "the room could not store the join; try again")
         return {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
-                "host": player.id == table.host}
+                "host": player.id == room.table.host}
 
     @app.get("/api/rooms/{key}")
     async def get_room(key: str) -> dict[str, Any]:
-        return (await table_or_404(key)).room_info()
+        return (await room_or_404(key)).table.room_info()
 
     @app.post("/api/rooms/{key}/join")
     async def join_room(key: str, request: Request) -> dict[str, Any]:
-        table = await table_or_404(key)
+        room = await room_or_404(key)
         data: JoinRoom = await body(request, JoinRoom)
-        out = await _join(table, data.name, data.spectator)
-        out["room"] = table.id
+        out = await _join(room, data.name, data.spectator)
+        out["room"] = room.id
         return out
 
     @app.get("/api/matches/{match_id}/replay")
@@ -438,13 +436,13 @@ def create_app(
         await ws.accept()
         conn = Connection(ws)
         try:
-            table = await find_table(room_id)
+            room = await find_room(room_id)
         except ApiError as exc:
             conn.send(_error("unavailable", exc.message))
             conn.close()
             await conn.task
             return
-        if table is None:
+        if room is None:
             conn.send(_error("no_room", f"no room {room_id!r}"))
             conn.close()
             await conn.task
@@ -481,7 +479,7 @@ def create_app(
                     if not isinstance(msg, protocol.Hello):
                         conn.send(_error("no_hello", "say hello with your token first"))
                         continue
-                    player = table.player_for_token(msg.token)
+                    player = room.table.player_for_token(msg.token)
                     if player is None:
                         conn.send(_error("bad_token", "unknown token for this room"))
                         continue
@@ -491,64 +489,39 @@ def create_app(
                                          "close one first"))
                         break
                     said_hello = True
-                    table.attach(conn, player, msg.since)
+                    room.attach(conn, player, msg.since)
                     continue
-                if table.closed or table.broken:
+                if not room.open:
                     try:
-                        fresh = await find_table(table.id)
+                        fresh = await find_room(room.id)
                     except ApiError as exc:
                         conn.send(_error("unavailable", exc.message))
                         continue
                     if fresh is None:  # pragma: no cover - rooms are not deleted
                         break
-                    table.detach(conn)
-                    table = fresh
-                    player = table.players.get(player.id) if player else None
-                    table.attach(conn, player, None)
-                if player is None or player.id not in table.players:
-                    conn.send(protocol.encode({"type": "kicked"}))
+                    room.detach(conn)
+                    room = fresh
+                    player = room.table.players.get(player.id) if player else None
+                    room.attach(conn, player, None)
+                if player is None or player.id not in room.table.players:
+                    conn.send(protocol.encode(Kicked()))
                     break
-                await _dispatch(table, player, msg, conn)
+                _dispatch(room, player, msg, conn)
         except WebSocketDisconnect:
             pass
         finally:
             if said_hello:
-                table.detach(conn)
+                room.detach(conn)
             conn.close()
 
-    async def _dispatch(table: Table, player: Player, msg: Any, conn: Connection) -> None:
-        action_id = getattr(msg, "id", None)
-        try:
-            if isinstance(msg, protocol.Play):
-                table.play(player, msg.id, msg.move, msg.hand, conn)
-            elif isinstance(msg, protocol.Ping):
-                if msg.rtt is not None:
-                    table.report_rtt(player, msg.rtt)
-                loop = asyncio.get_running_loop()
-                conn.send(protocol.encode({"type": "pong", "id": msg.id, "sent": msg.sent,
-                                           "server": loop.time() * 1000}))
-            elif isinstance(msg, protocol.Sync):
-                table.resync(conn, player, msg.since)
-            elif isinstance(msg, protocol.Ready):
-                table.set_ready(player, msg.ready)
-            elif isinstance(msg, protocol.AddBot):
-                table.add_bot(player, msg.seat, msg.bot, msg.level)
-            elif isinstance(msg, protocol.Kick):
-                table.kick(player, msg.player)
-            elif isinstance(msg, protocol.Assign):
-                table.assign(player, msg.player, msg.seat, msg.hand)
-            elif isinstance(msg, protocol.Start):
-                table.start(player, msg.countdown_ms)
-            elif isinstance(msg, protocol.Rematch):
-                table.start(player, 3000, rematch=True)
-            elif isinstance(msg, protocol.NextRound):
-                table.next_round(player, msg.countdown_ms)
-            elif isinstance(msg, protocol.BotSeat):
-                table.bot_seat(player, msg.seat, msg.bot, msg.level)
-            elif isinstance(msg, protocol.Hello):
-                conn.send(_error("bad_message", "already said hello"))
-        except CommandError as exc:
-            conn.send(_error(exc.code, exc.message, action_id))
+    def _dispatch(room: LiveRoom, player: Player, msg: Any, conn: Connection) -> None:
+        # Hello and sync are the socket's business; every other message is the table's.
+        if isinstance(msg, protocol.Sync):
+            room.resync(conn, player, msg.since)
+        elif isinstance(msg, protocol.Hello):
+            conn.send(_error("bad_message", "already said hello"))
+        else:
+            room.handle(player, msg, conn)
 
     if WEB.is_dir():
         app.mount("/static", StaticFiles(directory=WEB), name="static")
