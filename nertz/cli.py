@@ -1,4 +1,4 @@
-"""The ``nertz`` command: ``replay``, ``rules``, ``simulate``, ``serve``, ``bot``.
+"""The ``nertz`` command: ``replay``, ``analyse``, ``rules``, ``simulate``, ``serve``, ``bot``.
 
 Bad input never shows a traceback: the command prints one line naming the problem to stderr and
 exits 2.
@@ -84,6 +84,14 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _analyse(args: argparse.Namespace) -> int:
+    from nertz import analysis, replay
+
+    report = analysis.analyse(replay.load(args.file))
+    print(json.dumps(report.to_json()) if args.json else report.text())
+    return 0
+
+
 def _value(v: Any) -> Any:
     if v is True:
         return "on"
@@ -158,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file")
     p.add_argument("--json", action="store_true", help="print SPEC's JSON result")
     p.set_defaults(func=_replay)
+    p = sub.add_parser("analyse", help="what a replay file's match teaches each seat")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true", help="print the analysis as JSON")
+    p.set_defaults(func=_analyse)
     p = sub.add_parser("rules", help="list the presets, or print one ruleset")
     p.add_argument("name", nargs="?", help="a preset name or a JSON rules object")
     p.add_argument("--set", action="append", metavar="OPTION=VALUE", help="override an option")

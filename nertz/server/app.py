@@ -11,6 +11,7 @@ HTTP (JSON in and out; every error is ``{"error": message}`` with a 4xx status):
 - ``POST /api/rooms/{id or code}/join`` ``{"name": ..., "spectator": false}`` ->
   ``{"room", "player", "token", "seat", "hand", "host"}``
 - ``GET /api/matches/{id}/replay`` -> the finished match as a SPEC replay file
+- ``GET /api/matches/{id}/analysis`` -> what the match teaches each seat (:mod:`nertz.analysis`)
 
 WebSocket ``/ws/{room id}``: see docs/protocol.md.
 """
@@ -21,7 +22,7 @@ import asyncio
 import contextlib
 import gc
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -33,6 +34,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nertz import replay
+from nertz.analysis import analyse
 from nertz.errors import ReplayError, RulesError
 from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
 from nertz.server import protocol
@@ -392,8 +394,26 @@ def create_app(
             raise ApiError(404, f"no finished match {match_id!r}")
         return await _frames_response(data)
 
+    @app.get("/api/matches/{match_id}/analysis")
+    async def match_analysis(match_id: str) -> Response:
+        data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
+        if data is None:
+            raise ApiError(404, f"no finished match {match_id!r}")
+        try:
+            file = replay.from_json(data)
+        except ReplayError as exc:  # pragma: no cover - stored files are ours
+            raise ApiError(500, str(exc)) from None
+        return await _analysis_file(file)
+
     @app.post("/api/replays/frames")
     async def upload_frames(request: Request) -> Response:
+        return await _frames_file(await _uploaded(request))
+
+    @app.post("/api/replays/analysis")
+    async def upload_analysis(request: Request) -> Response:
+        return await _analysis_file(await _uploaded(request))
+
+    async def _uploaded(request: Request) -> replay.ReplayFile:
         raw = await read_body(request, MAX_REPLAY_BYTES, "a replay file")
         try:
             file = replay.loads(raw)
@@ -403,7 +423,7 @@ def create_app(
         if moves > MAX_REPLAY_MOVES:
             raise ApiError(413, f"a replay file may hold at most {MAX_REPLAY_MOVES} moves "
                                 f"(this one has {moves})")
-        return await _frames_file(file)
+        return file
 
     async def _frames_response(data: dict[str, Any]) -> Response:
         try:
@@ -415,11 +435,14 @@ def create_app(
     frames_lock = asyncio.Lock()
 
     async def _frames_file(file: replay.ReplayFile) -> Response:
+        return await _played_through(lambda: msgspec.json.encode(replay.frames(file)))
+
+    async def _analysis_file(file: replay.ReplayFile) -> Response:
+        return await _played_through(lambda: msgspec.json.encode(analyse(file).to_json()))
+
+    async def _played_through(make: Callable[[], bytes]) -> Response:
         # Playing a replay through is real work: off the event loop, so the tables keep their
         # pace, and one at a time, so a queue of uploads costs one core, not every one.
-        def make() -> bytes:
-            return msgspec.json.encode(replay.frames(file))
-
         async with frames_lock:
             try:
                 out = await asyncio.to_thread(make)
