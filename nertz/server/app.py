@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import math
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Final
@@ -31,6 +32,7 @@ import msgspec
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nertz import replay
@@ -39,7 +41,7 @@ from nertz.errors import ReplayError, RulesError
 from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
 from nertz.server import protocol
 from nertz.server.hub import Hub
-from nertz.server.limits import KeyedLimit, TokenBucket
+from nertz.server.limits import Barred, KeyedLimit, SocketCaps, TokenBucket, give_back_memory
 from nertz.server.live import LiveRoom
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import CommandError, Error, Kicked
@@ -64,8 +66,12 @@ with every move, and making them is real work."""
 FRAME_BATCH = 64
 """At most this many queued messages share one WebSocket frame."""
 
-HELLO_TIMEOUT = 30.0
-"""Seconds a new socket has to say hello (from its opening: other frames do not extend it)."""
+HELLO_TIMEOUT = 10.0
+"""Seconds a new socket has to say hello (from its opening: other frames do not extend it). A
+client says it at once; a socket that does not holds a file and memory for nothing."""
+
+CLOSE_WAIT = 5.0
+"""Seconds a closing socket's last messages and close frame may take before it is cut."""
 
 MESSAGES_PER_SECOND = 20.0
 """Messages of every kind one socket may send a second, on average (bursts up to
@@ -83,6 +89,20 @@ in the database and in memory, so nobody may make them without end. ``nertz serv
 MAX_SOCKETS_PER_PLAYER = 8
 """Sockets one player may hold open in a room (tabs, a phone and a laptop); every broadcast
 goes to each, so more are refused."""
+
+SOCKETS_PER_ADDRESS = 100
+"""Sockets one client address may hold open at once (a household or a classroom behind one
+address fits); more are refused at the handshake. ``nertz serve --sockets-per-address``."""
+
+MAX_SOCKETS = 4000
+"""Sockets the server holds open at once, from everyone (each is a file and a few kilobytes);
+more are refused at the handshake. ``nertz serve --max-sockets``."""
+
+BAD_TOKENS_PER_MINUTE = 10
+"""Hellos with an unknown token one address may send a minute (after a burst of as many)."""
+
+KICK_BAR_SECONDS = 600.0
+"""How long a kicked player's address and name may not join the room again."""
 
 
 class CreateRoom(msgspec.Struct, forbid_unknown_fields=True):
@@ -103,20 +123,25 @@ class JoinRoom(msgspec.Struct, forbid_unknown_fields=True):
 class ApiError(Exception):
     """An HTTP error with a message for people."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = headers
 
 
 class Connection:
     """One WebSocket as a :class:`~nertz.server.edge.fanout.Sink`: a queue and a writer task, so a
     slow reader never holds up the table."""
 
-    def __init__(self, ws: WebSocket) -> None:
+    def __init__(self, ws: WebSocket, address: str = "") -> None:
         self.ws = ws
+        self.address = address
+        """The client's address (the edge bars a kicked player's)."""
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.closed = False
+        self.close_code = 1000
+        self.close_reason = ""
         self.task = asyncio.get_running_loop().create_task(self._write())
         self.closer: asyncio.Task[None] | None = None
 
@@ -141,11 +166,24 @@ class Connection:
         with contextlib.suppress(Exception):
             await self.ws.close(code=1008, reason="too far behind: reconnect")
 
-    def close(self) -> None:
-        """Close once the queue has drained."""
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        """Close once the queue has drained, with this close code and reason."""
         if not self.closed:
             self.closed = True
+            self.close_code, self.close_reason = code, reason
             self.queue.put_nowait(None)
+
+    async def finish(self) -> None:
+        """Wait until what is queued and the close frame have gone (at most
+        :data:`CLOSE_WAIT`, then cut): a socket handler that returned sooner would drop them,
+        and the client would see the connection fail (1006) instead of its last message."""
+        self.close()
+        try:
+            await asyncio.wait_for(asyncio.shield(self.task), CLOSE_WAIT)
+        except TimeoutError:
+            self.cut()
+        except Exception:  # the writer's own failure: the peer is gone
+            pass
 
     async def _write(self) -> None:
         queue = self.queue
@@ -173,11 +211,11 @@ class Connection:
         except Exception:  # the peer went away; the reader side notices and detaches
             self.closed = True
         with contextlib.suppress(Exception):
-            await self.ws.close()
+            await self.ws.close(code=self.close_code, reason=self.close_reason)
 
 
-def _error(code: str, message: str) -> bytes:
-    return protocol.encode(Error(code, message))
+def _error(code: str, message: str, action_id: str | None = None) -> bytes:
+    return protocol.encode(Error(code, message, action_id))
 
 
 async def read_body(request: Request, limit: int, what: str = "request body") -> bytes:
@@ -188,11 +226,16 @@ async def read_body(request: Request, limit: int, what: str = "request body") ->
         raise ApiError(413, f"{what} too large (at most {limit} bytes)")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise ApiError(413, f"{what} too large (at most {limit} bytes)")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise ApiError(413, f"{what} too large (at most {limit} bytes)")
+            chunks.append(chunk)
+    except ClientDisconnect:
+        # The client hung up before its body was whole: nobody is left to answer, and it is
+        # no fault of the server's (no traceback in the log).
+        raise ApiError(400, f"{what} cut short: the client hung up") from None
     return b"".join(chunks)
 
 
@@ -247,13 +290,20 @@ def create_app(
     start_bots: bool = True,
     deal_seed: int | None = None,
     rooms_per_minute: int = ROOMS_PER_MINUTE,
+    sockets_per_address: int = SOCKETS_PER_ADDRESS,
+    max_sockets: int = MAX_SOCKETS,
 ) -> FastAPI:
     """The application; storage opens (and migrates) at start-up and every live room returns.
 
     ``deal_seed`` makes every room's n-th match deal the same cards: for tests and demos only,
     as anyone who knows the seed knows every card. ``rooms_per_minute`` limits room creation
-    per client address (0: no limit)."""
+    per client address, ``sockets_per_address`` and ``max_sockets`` the sockets open at once
+    (0: no limit). The client address is the peer's: the server in front (``nertz serve``)
+    rewrites it from forwarded headers only for the proxies it was told to trust."""
     state: dict[str, Any] = {}
+    sockets = SocketCaps(sockets_per_address, max_sockets)
+    bad_tokens = KeyedLimit(BAD_TOKENS_PER_MINUTE)
+    barred = Barred(KICK_BAR_SECONDS)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -274,13 +324,14 @@ def create_app(
 
     app = FastAPI(title="nertz", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.add_middleware(SecurityHeaders)
+    app.state.sockets = sockets
 
     def hub() -> Hub:
         return state["hub"]  # type: ignore[no-any-return]
 
     @app.exception_handler(ApiError)
     async def api_error(_request: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse({"error": exc.message}, status_code=exc.status)
+        return JSONResponse({"error": exc.message}, status_code=exc.status, headers=exc.headers)
 
     async def body(request: Request, kind: type[Any]) -> Any:
         raw = await read_body(request, protocol.MAX_MESSAGE_BYTES)
@@ -334,9 +385,12 @@ def create_app(
     @app.post("/api/rooms")
     async def create_room(request: Request) -> JSONResponse:
         address = request.client.host if request.client else "?"
-        if not room_limit.allow(address, asyncio.get_running_loop().time()):
+        now = asyncio.get_running_loop().time()
+        if not room_limit.allow(address, now):
+            wait = max(1, room_limit.retry_after(address, now))
             raise ApiError(429, f"too many new rooms from one address: at most "
-                                f"{rooms_per_minute} a minute")
+                                f"{rooms_per_minute} a minute; try again in {wait} s",
+                           {"Retry-After": str(wait)})
         data: CreateRoom = await body(request, CreateRoom)
         try:
             rules = Rules.from_spec(data.rules)
@@ -372,6 +426,16 @@ def create_app(
     async def join_room(key: str, request: Request) -> dict[str, Any]:
         room = await room_or_404(key)
         data: JoinRoom = await body(request, JoinRoom)
+        now = asyncio.get_running_loop().time()
+        address = request.client.host if request.client else "?"
+        with contextlib.suppress(protocol.ProtocolError):  # a bad name is refused by the join
+            looks = protocol.name_skeleton(protocol.clean_name(data.name))
+            wait = max(barred.left(f"{room.id} address {address}", now),
+                       barred.left(f"{room.id} name {looks}", now))
+            if wait:
+                raise ApiError(403, "you were removed from this room by its host: you may join "
+                                    f"again in {math.ceil(wait / 60)} min",
+                               {"Retry-After": str(math.ceil(wait))})
         out = await _join(room, data.name, data.spectator)
         out["room"] = room.id
         return out
@@ -456,19 +520,39 @@ def create_app(
                               allowed_origins):
             await ws.close(code=1008, reason="origin not allowed")
             return
-        await ws.accept()
-        conn = Connection(ws)
+        address = ws.client.host if ws.client else "?"
+        refusal = sockets.acquire(address)
+        if refusal is not None:
+            await _refuse(ws, refusal, 429 if "one address" in refusal else 503)
+            return
+        try:
+            await ws.accept()
+            conn = Connection(ws, address)
+            try:
+                await _serve(ws, conn, room_id)
+            finally:
+                await conn.finish()
+        finally:
+            if sockets.release(address):
+                give_back_memory()
+
+    async def _refuse(ws: WebSocket, message: str, status: int) -> None:
+        """Refuse a socket at its handshake: an HTTP answer naming the cap where the server
+        can send one, else a close frame (code 1013, try again later) with the reason."""
+        if "websocket.http.response" in ws.scope.get("extensions", {}):
+            await ws.send_denial_response(JSONResponse(
+                {"error": message}, status_code=status, headers={"Retry-After": "10"}))
+        else:
+            await ws.close(code=1013, reason=message[:120])
+
+    async def _serve(ws: WebSocket, conn: Connection, room_id: str) -> None:
         try:
             room = await find_room(room_id)
         except ApiError as exc:
             conn.send(_error("unavailable", exc.message))
-            conn.close()
-            await conn.task
             return
         if room is None:
             conn.send(_error("no_room", f"no room {room_id!r}"))
-            conn.close()
-            await conn.task
             return
         player: Player | None = None
         said_hello = False
@@ -483,7 +567,9 @@ def create_app(
                         timeout=None if said_hello else max(0.0, hello_by - loop.time()),
                     )
                 except TimeoutError:
-                    conn.send(_error("no_hello", "say hello with your token first"))
+                    conn.send(_error("no_hello", f"no hello within {HELLO_TIMEOUT:g} s of "
+                                                 "opening: say hello with your token first"))
+                    conn.close(1008, "no hello")
                     break
                 if frame["type"] == "websocket.disconnect":
                     break
@@ -492,24 +578,36 @@ def create_app(
                     conn.send(_error("too_fast", f"too many messages: at most "
                                                  f"{MESSAGES_PER_SECOND:g} a second"))
                     continue
-                raw = frame.get("text") or frame.get("bytes") or b""
+                raw = frame.get("text")
+                if raw is None:
+                    conn.send(_error("bad_message", "binary frames are refused: the protocol "
+                                                    "is JSON in text frames"))
+                    continue
                 try:
                     msg = protocol.decode(raw)
                 except protocol.ProtocolError as exc:
-                    conn.send(_error("bad_message", str(exc)))
+                    conn.send(_error("bad_message", str(exc), protocol.message_id(raw)))
                     continue
                 if not said_hello:
                     if not isinstance(msg, protocol.Hello):
                         conn.send(_error("no_hello", "say hello with your token first"))
                         continue
+                    if bad_tokens.retry_after(conn.address, loop.time()):
+                        # Still barred from guessing: no token is even looked at.
+                        conn.send(_error("too_fast", "too many unknown tokens from your "
+                                         "address: try again in a minute"))
+                        conn.close(1008, "too many unknown tokens")
+                        break
                     player = room.table.player_for_token(msg.token)
                     if player is None:
+                        bad_tokens.allow(conn.address, loop.time())
                         conn.send(_error("bad_token", "unknown token for this room"))
                         continue
                     if player.sockets >= MAX_SOCKETS_PER_PLAYER:
                         conn.send(_error("too_many_sockets", "this player has "
                                          f"{MAX_SOCKETS_PER_PLAYER} connections open already: "
                                          "close one first"))
+                        conn.close(1008, "too many sockets")
                         break
                     said_hello = True
                     room.attach(conn, player, msg.since)
@@ -535,7 +633,6 @@ def create_app(
         finally:
             if said_hello:
                 room.detach(conn)
-            conn.close()
 
     def _dispatch(room: LiveRoom, player: Player, msg: Any, conn: Connection) -> None:
         # Hello and sync are the socket's business; every other message is the table's.
@@ -543,8 +640,30 @@ def create_app(
             room.resync(conn, player, msg.since)
         elif isinstance(msg, protocol.Hello):
             conn.send(_error("bad_message", "already said hello"))
+        elif isinstance(msg, protocol.Kick):
+            _kick(room, player, msg, conn)
         else:
             room.handle(player, msg, conn)
+
+    def _kick(room: LiveRoom, by: Player, msg: protocol.Kick, conn: Connection) -> None:
+        target_id = msg.player
+        target = room.table.players.get(target_id)
+        sinks = room.fanout.sinks
+        theirs = {sink.address for sink, pid in sinks.items()
+                  if pid == target_id and isinstance(sink, Connection)}
+        others = {sink.address for sink, pid in sinks.items()
+                  if pid != target_id and isinstance(sink, Connection)}
+        room.handle(by, msg, conn)
+        if target is None or target_id in room.table.players:
+            return  # refused: the sender was told why
+        # A kicked person may not walk straight back in: not under a name that looks like
+        # theirs, nor from the addresses they were connected from, for a while. An address
+        # someone else here is connected from is shared (a household, a classroom): not barred.
+        addresses = theirs - others
+        now = asyncio.get_running_loop().time()
+        for address in addresses:
+            barred.bar(f"{room.id} address {address}", now)
+        barred.bar(f"{room.id} name {protocol.name_skeleton(target.name)}", now)
 
     if WEB.is_dir():
         app.mount("/static", StaticFiles(directory=WEB), name="static")

@@ -109,15 +109,6 @@ def test_malformed_messages(client: TestClient, raw: str) -> None:
             "type": "pong", "id": "p", "sent": 2.5, "server": pytest.approx(0, abs=1e12)}
 
 
-def test_binary_frame_is_read_like_text(client: TestClient) -> None:
-    ann = create_room(client)
-    with client.websocket_connect(f"/ws/{ann.room}") as ws:
-        ws.send_bytes(b"\xff\x00\x01")
-        assert reply(ws)["code"] == "bad_message"
-        ws.send_bytes(b'{"type": "hello", "token": "%s"}' % ann.token.encode())
-        assert recv(ws)["type"] == "state"
-
-
 def test_host_only_commands(client: TestClient) -> None:
     ann = create_room(client, seats=3)
     bob = join(client, ann.room, "Bob")

@@ -192,7 +192,7 @@ class Lobby:
 
     def check_name(self, name: str) -> str:
         """The name as the room keeps it; refused when the room is full, or when it is a bot's
-        or someone's here already (compared as :func:`protocol.name_key` folds them)."""
+        or looks like someone's here already (:func:`protocol.names_clash`)."""
         clean = protocol.clean_name(name)
         if len(self.players) >= MAX_PEOPLE:
             raise CommandError("room_full", "this room has as many people as it takes")
@@ -200,9 +200,10 @@ class Lobby:
         if _BOT_NAME.match(key):
             raise CommandError("name_taken", f"names like {clean!r} are the room's bots' names: "
                                              "pick another name")
-        if any(protocol.name_key(p.name) == key for p in self.players.values()):
-            raise CommandError("name_taken", f"someone here is already called {clean!r}: "
-                                             "pick another name")
+        # Compared by look (Unicode TS 39 skeletons), so nobody passes for someone here.
+        if any(protocol.names_clash(p.name, clean) for p in self.players.values()):
+            raise CommandError("name_taken", f"someone here is already called {clean!r} "
+                                             "or a name that looks like it: pick another name")
         return clean
 
     def check_seat(self, seat: int) -> None:
