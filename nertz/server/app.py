@@ -43,9 +43,11 @@ from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rule
 from nertz.server import protocol
 from nertz.server.hub import Hub
 from nertz.server.limits import Barred, KeyedLimit, SocketCaps, TokenBucket, give_back_memory
+from nertz.server.live import LiveRoom
 from nertz.server.openapi import ROUTES as API
+from nertz.server.room.lobby import Player
+from nertz.server.room.messages import CommandError, Error, Kicked
 from nertz.server.store import Store
-from nertz.server.table import CommandError, Player, Table
 
 log = logging.getLogger("nertz.app")
 
@@ -131,7 +133,7 @@ class ApiError(Exception):
 
 
 class Connection:
-    """One WebSocket as a :class:`~nertz.server.table.Sink`: a queue and a writer task, so a
+    """One WebSocket as a :class:`~nertz.server.edge.fanout.Sink`: a queue and a writer task, so a
     slow reader never holds up the table."""
 
     def __init__(self, ws: WebSocket, address: str = "") -> None:
@@ -215,10 +217,7 @@ class Connection:
 
 
 def _error(code: str, message: str, action_id: str | None = None) -> bytes:
-    out: dict[str, Any] = {"type": "error", "code": code, "message": message}
-    if action_id is not None:
-        out["id"] = action_id
-    return protocol.encode(out)
+    return protocol.encode(Error(code, message, action_id))
 
 
 async def read_body(request: Request, limit: int, what: str = "request body") -> bytes:
@@ -351,7 +350,7 @@ def create_app(
         except msgspec.DecodeError as exc:
             raise ApiError(400, f"not JSON: {exc}") from None
 
-    async def find_table(key: str) -> Table | None:
+    async def find_room(key: str) -> LiveRoom | None:
         """The room, rebuilt if need be; a room that cannot be rebuilt is a 503, not a crash."""
         if len(key) > 32:
             return None
@@ -361,14 +360,14 @@ def create_app(
             log.exception("room %s could not be loaded", key)
             raise ApiError(503, f"room {key!r} is unavailable") from None
 
-    async def table_or_404(key: str) -> Table:
-        table = await find_table(key)
-        if table is None:
+    async def room_or_404(key: str) -> LiveRoom:
+        room = await find_room(key)
+        if room is None:
             raise ApiError(404, f"no room {key!r}")
-        return table
+        return room
 
-    def room_url(request: Request, table: Table) -> str:
-        return str(request.base_url).rstrip("/") + f"/r/{table.code}"
+    def room_url(request: Request, room: LiveRoom) -> str:
+        return str(request.base_url).rstrip("/") + f"/r/{room.table.code}"
 
     @app.get("/healthz", **API["healthz"])
     async def healthz() -> dict[str, str]:
@@ -407,47 +406,46 @@ def create_app(
             raise ApiError(400, str(exc)) from None
         if not 2 <= data.seats <= 8:
             raise ApiError(400, f"seats must be 2 to 8, not {data.seats}")
-        table = await hub().create(rules, data.seats)
-        out: dict[str, Any] = {"room": table.id, "code": table.code,
-                               "url": room_url(request, table)}
+        room = await hub().create(rules, data.seats)
+        out: dict[str, Any] = {"room": room.id, "code": room.table.code,
+                               "url": room_url(request, room)}
         if data.name is not None:
-            out.update(await _join(table, data.name, False))
+            out.update(await _join(room, data.name, False))
         return JSONResponse(out, status_code=201)
 
-    async def _join(table: Table, name: str, spectator: bool) -> dict[str, Any]:
+    async def _join(room: LiveRoom, name: str, spectator: bool) -> dict[str, Any]:
         try:
-            player, token = table.join(name, spectator)
+            player, token = await room.join(name, spectator)
         except CommandError as exc:
             status = {"unavailable": 503, "name_taken": 409}.get(exc.code, 400)
             raise ApiError(status, exc.message) from None
         except protocol.ProtocolError as exc:
             raise ApiError(400, str(exc)) from None
-        await table._drain()
-        if table.broken:
+        if room.table.broken:
             raise ApiError(503, "the room could not store the join; try again")
         return {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
-                "host": player.id == table.host}
+                "host": player.id == room.table.host}
 
     @app.get("/api/rooms/{key}", **API["get_room"])
     async def get_room(key: str) -> dict[str, Any]:
-        return (await table_or_404(key)).room_info()
+        return (await room_or_404(key)).table.room_info()
 
     @app.post("/api/rooms/{key}/join", **API["join_room"])
     async def join_room(key: str, request: Request) -> dict[str, Any]:
-        table = await table_or_404(key)
+        room = await room_or_404(key)
         data: JoinRoom = await body(request, JoinRoom)
         now = asyncio.get_running_loop().time()
         address = request.client.host if request.client else "?"
         with contextlib.suppress(protocol.ProtocolError):  # a bad name is refused by the join
             looks = protocol.name_skeleton(protocol.clean_name(data.name))
-            wait = max(barred.left(f"{table.id} address {address}", now),
-                       barred.left(f"{table.id} name {looks}", now))
+            wait = max(barred.left(f"{room.id} address {address}", now),
+                       barred.left(f"{room.id} name {looks}", now))
             if wait:
                 raise ApiError(403, "you were removed from this room by its host: you may join "
                                     f"again in {math.ceil(wait / 60)} min",
                                {"Retry-After": str(math.ceil(wait))})
-        out = await _join(table, data.name, data.spectator)
-        out["room"] = table.id
+        out = await _join(room, data.name, data.spectator)
+        out["room"] = room.id
         return out
 
     @app.get("/api/matches/{match_id}/replay", **API["match_replay"])
@@ -557,11 +555,11 @@ def create_app(
 
     async def _serve(ws: WebSocket, conn: Connection, room_id: str) -> None:
         try:
-            table = await find_table(room_id)
+            room = await find_room(room_id)
         except ApiError as exc:
             conn.send(_error("unavailable", exc.message))
             return
-        if table is None:
+        if room is None:
             conn.send(_error("no_room", f"no room {room_id!r}"))
             return
         player: Player | None = None
@@ -608,7 +606,7 @@ def create_app(
                                          "address: try again in a minute"))
                         conn.close(1008, "too many unknown tokens")
                         break
-                    player = table.player_for_token(msg.token)
+                    player = room.table.player_for_token(msg.token)
                     if player is None:
                         bad_tokens.allow(conn.address, loop.time())
                         conn.send(_error("bad_token", "unknown token for this room"))
@@ -620,80 +618,60 @@ def create_app(
                         conn.close(1008, "too many sockets")
                         break
                     said_hello = True
-                    table.attach(conn, player, msg.since)
+                    room.attach(conn, player, msg.since)
                     continue
-                if table.closed or table.broken:
+                if not room.open:
                     try:
-                        fresh = await find_table(table.id)
+                        fresh = await find_room(room.id)
                     except ApiError as exc:
                         conn.send(_error("unavailable", exc.message))
                         continue
                     if fresh is None:  # pragma: no cover - rooms are not deleted
                         break
-                    table.detach(conn)
-                    table = fresh
-                    player = table.players.get(player.id) if player else None
-                    table.attach(conn, player, None)
-                if player is None or player.id not in table.players:
-                    conn.send(protocol.encode({"type": "kicked"}))
+                    room.detach(conn)
+                    room = fresh
+                    player = room.table.players.get(player.id) if player else None
+                    room.attach(conn, player, None)
+                if player is None or player.id not in room.table.players:
+                    conn.send(protocol.encode(Kicked()))
                     break
-                await _dispatch(table, player, msg, conn)
+                _dispatch(room, player, msg, conn)
         except WebSocketDisconnect:
             pass
         finally:
             if said_hello:
-                table.detach(conn)
+                room.detach(conn)
 
-    async def _dispatch(table: Table, player: Player, msg: Any, conn: Connection) -> None:
-        action_id = getattr(msg, "id", None)
-        try:
-            if isinstance(msg, protocol.Play):
-                table.play(player, msg.id, msg.move, msg.hand, conn)
-            elif isinstance(msg, protocol.Ping):
-                if msg.rtt is not None:
-                    table.report_rtt(player, msg.rtt)
-                loop = asyncio.get_running_loop()
-                conn.send(protocol.encode({"type": "pong", "id": msg.id, "sent": msg.sent,
-                                           "server": loop.time() * 1000}))
-            elif isinstance(msg, protocol.Sync):
-                table.resync(conn, player, msg.since)
-            elif isinstance(msg, protocol.Ready):
-                table.set_ready(player, msg.ready)
-            elif isinstance(msg, protocol.AddBot):
-                table.add_bot(player, msg.seat, msg.bot, msg.level)
-            elif isinstance(msg, protocol.Kick):
-                _kick(table, player, msg.player)
-            elif isinstance(msg, protocol.Assign):
-                table.assign(player, msg.player, msg.seat, msg.hand)
-            elif isinstance(msg, protocol.Start):
-                table.start(player, msg.countdown_ms)
-            elif isinstance(msg, protocol.Rematch):
-                table.start(player, 3000, rematch=True)
-            elif isinstance(msg, protocol.NextRound):
-                table.next_round(player, msg.countdown_ms)
-            elif isinstance(msg, protocol.BotSeat):
-                table.bot_seat(player, msg.seat, msg.bot, msg.level)
-            elif isinstance(msg, protocol.Hello):
-                conn.send(_error("bad_message", "already said hello"))
-        except CommandError as exc:
-            conn.send(_error(exc.code, exc.message, action_id))
+    def _dispatch(room: LiveRoom, player: Player, msg: Any, conn: Connection) -> None:
+        # Hello and sync are the socket's business; every other message is the table's.
+        if isinstance(msg, protocol.Sync):
+            room.resync(conn, player, msg.since)
+        elif isinstance(msg, protocol.Hello):
+            conn.send(_error("bad_message", "already said hello"))
+        elif isinstance(msg, protocol.Kick):
+            _kick(room, player, msg, conn)
+        else:
+            room.handle(player, msg, conn)
 
-    def _kick(table: Table, by: Player, target_id: str) -> None:
-        target = table.players.get(target_id)
-        theirs = {sink.address for sink, pid in table.sinks.items()
+    def _kick(room: LiveRoom, by: Player, msg: protocol.Kick, conn: Connection) -> None:
+        target_id = msg.player
+        target = room.table.players.get(target_id)
+        sinks = room.fanout.sinks
+        theirs = {sink.address for sink, pid in sinks.items()
                   if pid == target_id and isinstance(sink, Connection)}
-        others = {sink.address for sink, pid in table.sinks.items()
+        others = {sink.address for sink, pid in sinks.items()
                   if pid != target_id and isinstance(sink, Connection)}
-        table.kick(by, target_id)
-        assert target is not None  # the kick succeeded
+        room.handle(by, msg, conn)
+        if target is None or target_id in room.table.players:
+            return  # refused: the sender was told why
         # A kicked person may not walk straight back in: not under a name that looks like
         # theirs, nor from the addresses they were connected from, for a while. An address
         # someone else here is connected from is shared (a household, a classroom): not barred.
         addresses = theirs - others
         now = asyncio.get_running_loop().time()
         for address in addresses:
-            barred.bar(f"{table.id} address {address}", now)
-        barred.bar(f"{table.id} name {protocol.name_skeleton(target.name)}", now)
+            barred.bar(f"{room.id} address {address}", now)
+        barred.bar(f"{room.id} name {protocol.name_skeleton(target.name)}", now)
 
     if WEB.is_dir():
         app.mount("/static", StaticFiles(directory=WEB), name="static")

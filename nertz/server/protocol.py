@@ -2,8 +2,9 @@
 
 Client messages are decoded into one tagged union; anything else (not JSON, an unknown
 ``type``, a missing or mistyped field, too long) becomes a :class:`ProtocolError` whose text names
-the problem, and the connection stays up. Server messages are encoded once and, where they carry
-table state, built only from :mod:`nertz.views` so that nothing hidden can leave the server.
+the problem, and the connection stays up. Server messages are typed too
+(:mod:`nertz.server.room.messages`), encoded once by :func:`encode` and, where they carry table
+state, built only from :mod:`nertz.views` so that nothing hidden can leave the server.
 docs/protocol.md describes each message.
 """
 
@@ -155,13 +156,9 @@ def message_id(raw: str | bytes) -> str | None:
 
 
 def encode(message: dict[str, Any] | msgspec.Struct) -> bytes:
-    """Encode one server message."""
+    """Encode one server message (the structs of :mod:`nertz.server.room.messages`): every
+    message the server sends passes here."""
     return _encoder.encode(message)
-
-
-# --------------------------------------------------------------------------- server -> client
-# Server messages are plain dicts with a "type" key; their shapes are documented in
-# docs/protocol.md and built in one place each (nertz.server.table).
 
 
 BLANK_LOOKING: Final = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e")

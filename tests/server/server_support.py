@@ -23,7 +23,7 @@ from nertz.errors import NotationError
 from nertz.match import Match
 from nertz.moves import Move
 from nertz.server.hub import Hub
-from nertz.server.table import Table
+from nertz.server.room.table import Table
 from nertz.state import Layout
 
 Message = dict[str, Any]

@@ -32,7 +32,8 @@ from server_support import (
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-import nertz.server.table as table_module
+import nertz.server.edge.fanout as fanout_module
+import nertz.server.room.table as table_module
 from nertz.bots import SPEEDS, GreedyBot, Observation, SpeedProfile
 from nertz.rules import Rules
 from nertz.server.app import create_app
@@ -355,7 +356,7 @@ def test_catch_up_with_since(client: TestClient) -> None:
 def test_too_old_since_gets_the_whole_state(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(table_module, "HISTORY", 4)
+    monkeypatch.setattr(fanout_module, "HISTORY", 4)
     with two_players(client) as (_ann, _bob, a, b):
         quiet(b)
         for i in range(6):
