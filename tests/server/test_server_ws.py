@@ -255,6 +255,10 @@ def test_lost_race_names_the_winner(client: TestClient, race_deal: Any) -> None:
         assert race["winner"] == 0 and race["winner_name"] == "Ann" and race["foundation"] == 1
         assert race["margin_ms"] >= 0
         assert "race for F1 lost to seat 0" in lost["error"]
+        # The winner is told too: who lost, by how much, on which foundation (no card).
+        won_race = reply(a)
+        assert won_race == {"type": "race_won", "foundation": 1, "margin_ms": race["margin_ms"],
+                            "loser": 1, "loser_name": "Bob"}
         lost = ask(b, {"type": "play", "id": "4", "move": "N-F"})
         assert lost["type"] == "rejected" and lost["race"]["winner"] == 0
         # Bob's 2H stays where it was.

@@ -96,6 +96,17 @@ class Rejected(ServerMessage, tag="rejected", omit_defaults=True):
     race: dict[str, Any] | None = None
 
 
+class RaceWon(ServerMessage, tag="race_won"):
+    """To the players of the seat that won a race: whose move lost (``loser``, a seat, and its
+    name), by how many milliseconds, on which foundation. Names no card (every card in a race
+    is face up anyway)."""
+
+    foundation: int
+    margin_ms: int | None
+    loser: int
+    loser_name: str
+
+
 class Error(ServerMessage, tag="error", omit_defaults=True):
     """A command refused (``code`` for programs); ``id`` names the action it answers."""
 

@@ -49,6 +49,7 @@ from nertz.server.room.messages import (
     Kicked,
     Latency,
     Pong,
+    RaceWon,
     Rejected,
     RoomChanged,
     RoundOver,
@@ -780,6 +781,13 @@ class Table:
                 exc.reason if isinstance(exc, IllegalMoveError) else str(exc), race)
             player.remember(action_id, answer)
             self._send(SENDER, answer)
+            if isinstance(exc, LostRace) and player.seat != exc.winner:
+                # The winner hears of it too ("You beat Bea by 12 ms").
+                won = RaceWon(exc.foundation, exc.margin_ms, player.seat,
+                              self.lobby.seat_name(player.seat))
+                for winner in self.lobby.people():
+                    if winner.seat == exc.winner:
+                        self._send(winner.id, won)
             return
         self._broadcast(self._update(player.seat, str(move), t, events))
         ack = Ack(action_id, str(move), t, self.version)

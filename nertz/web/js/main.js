@@ -215,6 +215,9 @@ function onMessage(m) {
       dropPending(m.id);
       break;
     case 'rejected': onRejected(m); break;
+    case 'race_won':
+      toast(m.margin_ms == null ? `You beat ${m.loser_name} to it` : `You beat ${m.loser_name} by ${m.margin_ms} ms`, 'good', 3000);
+      return;
     case 'error':
       store.remove('nertz:autostart');  // "Play now" stops at the first refusal, and says why
       if (m.id && dropPending(m.id)) toast(friendly(m.message), 'bad');
