@@ -317,3 +317,21 @@ def test_the_page_is_installable_and_starts_offline(server: Any, new_page: Any) 
         assert page.evaluate("() => !!navigator.serviceWorker.controller")
     finally:
         page.context.set_offline(False)
+
+
+def test_a_seat_whose_player_went_away_is_marked_with_a_countdown(server: Any,
+                                                                   new_page: Any) -> None:
+    host, guest = new_page(), new_page()
+    r = seat_room(server, host, "Ann", rules={"preset": "pagat"}, seats=2)
+    guest.goto(f"{server.base}/r/{r['code']}")
+    guest.fill("#name", "Ben")
+    guest.click("#join-room")
+    guest.wait_for_selector("#lobby")
+    wait_name(host, "Ben")
+    host.click("#start")
+    wait_table(host)
+    mark = '.opp[data-seat="1"] .away'
+    assert host.locator(mark).is_hidden()
+    guest.close()  # Ben's page goes: his socket closes
+    host.wait_for_function(f"() => (document.querySelector('{mark}') || {{}}).textContent"
+                           "?.startsWith('away: seat free in 4:5')", timeout=15_000)

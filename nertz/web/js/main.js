@@ -77,7 +77,9 @@ function teardown() {
   clearInterval(countdownTimer);
   if (overlayEl) { overlayEl.remove(); overlayEl = null; }
   overlayKey = '';
-  Object.assign(S, {room: null, you: null, table: null, result: null, pending: [], latency: {}, resultsHidden: false, help: false});
+  Object.assign(S, {room: null, you: null, table: null, result: null, pending: [], latency: {}, resultsHidden: false, help: false, seenHere: null});
+  clearInterval(awayTimer);
+  for (const id of Object.keys(awaySince)) delete awaySince[id];
 }
 
 async function route() {
@@ -183,6 +185,7 @@ function onMessage(m) {
   switch (m.type) {
     case 'state':
       S.room = m.room; S.you = m.you; S.table = m.table; S.result = m.result;
+      noteAway(m.room);
       setCountdown(m.countdown_ms);
       break;
     case 'caught_up':
@@ -190,6 +193,7 @@ function onMessage(m) {
       break;
     case 'room':
       S.room = m.room;
+      noteAway(m.room);
       if (S.you) {
         const me = m.room.players.find((p) => p.id === S.you.player);
         if (me) S.you = {...S.you, seat: me.seat, hand: me.hand, host: m.room.host === me.id};
@@ -201,6 +205,7 @@ function onMessage(m) {
         if (tableView) tableView.selection = null;
       }
       S.room = m.room; S.table = m.table; S.result = m.result;
+      noteAway(m.room);
       if (S.you) {
         const me = m.room.players.find((p) => p.id === S.you.player);
         if (me) S.you = {...S.you, seat: me.seat, hand: me.hand, host: m.room.host === me.id};
@@ -344,6 +349,40 @@ function seatInitial(seat) {
   return mine || String(seat + 1);
 }
 
+/** How long the server keeps an away player's seat before the host may hand it to a bot
+ *  (the server's RECONNECT_SECONDS). */
+const RECONNECT_MS = 300_000;
+const awaySince = {};  // player id -> when this page saw them go (performance.now())
+let awayTimer = null;
+
+/** Note who went away or came back, from a room description. */
+function noteAway(room) {
+  let anyone = false;
+  for (const p of room.players) {
+    if (p.bot || p.seat == null) continue;
+    if (p.connected) { delete awaySince[p.id]; continue; }
+    anyone = true;
+    // Seen connected before, so the page knows when they went; else the time is unknown.
+    if (!(p.id in awaySince)) awaySince[p.id] = S.seenHere && S.seenHere[p.id] ? performance.now() : null;
+  }
+  S.seenHere = Object.fromEntries(room.players.map((p) => [p.id, p.connected]));
+  clearInterval(awayTimer);
+  if (anyone) awayTimer = setInterval(() => { if (tableView) render(); }, 1000);
+}
+
+/** The away mark of a seat: '' when its people are here. */
+function seatAway(seat) {
+  const gone = seatPlayers(seat).filter((p) => !p.bot && !p.connected);
+  if (!gone.length) return '';
+  const p = gone[0];
+  if (p.vacant) return 'left: the host may seat a bot';
+  const since = awaySince[p.id];
+  if (since == null) return 'away';
+  const left = Math.max(0, RECONNECT_MS - (performance.now() - since));
+  const m = Math.floor(left / 60000), sec = Math.floor(left / 1000) % 60;
+  return `away: seat free in ${m}:${String(sec).padStart(2, '0')}`;
+}
+
 function seatLatency(seat) {
   if (S.you && seat === S.you.seat && conn && conn.rtt != null) return Math.round(conn.rtt);
   const vals = seatPlayers(seat).map((p) => S.latency[p.id]).filter((v) => v != null);
@@ -432,6 +471,7 @@ function render() {
       names: seatName,
       initial: seatInitial,
       latency: seatLatency,
+      away: seatAway,
       play,
       onHelp: toggleHelp,
       topbar,

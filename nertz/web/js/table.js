@@ -85,6 +85,7 @@ export class TableView {
       const key = JSON.stringify([tab, ctx.names(tab.seat), t.called_by]);
       this.region('opp' + tab.seat, key, () => this.renderOpp(el, tab));
       this.showLatency(el, tab.seat);
+      this.showAway(el, tab.seat);
     }
     this.region('found', JSON.stringify([t && t.foundations, extra.dropF, ctx.phase]), () => this.renderFoundations(t));
     if (seat != null && t) {
@@ -110,6 +111,16 @@ export class TableView {
     const label = el && el.querySelector('.lat');
     const text = lat == null ? '' : `${lat} ms`;
     if (label && label.textContent !== text) label.textContent = text;
+  }
+
+  /** Write whether a seat's player is away (and how long until a bot may take the seat) into
+   * its `.away` mark in place: the countdown ticks every second. */
+  showAway(el, seat) {
+    const mark = el && el.querySelector('.away');
+    if (!mark) return;
+    const text = this.ctx.away ? this.ctx.away(seat) : '';
+    if (mark.textContent !== text) mark.textContent = text;
+    mark.hidden = !text;
   }
 
   region(name, key, draw) {
@@ -139,6 +150,7 @@ export class TableView {
       ownerMark(s, ctx.initial(s)),
       h('span', {class: 'nm', text: ctx.names(s)}),
       h('span', {class: 'lat', text: lat == null ? '' : `${lat} ms`, title: 'round trip to the server'}),
+      h('span', {class: 'badge away', role: 'status'}),
       tab.stuck ? h('span', {class: 'badge', text: 'stuck'}) : null,
       this.t.called_by === s ? h('span', {class: 'badge call', text: ctx.callWord + '!'}) : null);
     const who = ctx.names(s);
