@@ -335,3 +335,23 @@ def test_a_seat_whose_player_went_away_is_marked_with_a_countdown(server: Any,
     guest.close()  # Ben's page goes: his socket closes
     host.wait_for_function(f"() => (document.querySelector('{mark}') || {{}}).textContent"
                            "?.startsWith('away: seat free in 4:5')", timeout=15_000)
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (390, 844)], ids=size_id)
+def test_a_long_name_stays_beside_its_seat_mark(size: tuple[int, int], server: Any,
+                                               new_page: Any) -> None:
+    page = open_page(new_page, size)
+    seat_room(server, page, LONG_NAME, rules=QUICK_RULES, seats=2)
+    beside = """() => {
+      const li = document.querySelector('#seats li[data-seat="0"]');
+      const mark = li.querySelector('.owner').getBoundingClientRect();
+      const name = li.querySelector('.player-name').getBoundingClientRect();
+      return name.top < mark.bottom && name.left > mark.right;
+    }"""
+    assert page.evaluate(beside)
+    add_bots(page, "beginner", 1)
+    page.click("#start")
+    wait_table(page)
+    head = page.locator("#me .mehead").bounding_box()
+    mark = page.locator("#me .mehead .owner").bounding_box()
+    assert head is not None and mark is not None and head["height"] < 2 * mark["height"] + 16
