@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
+from nertz.cards import Card
 from nertz.engine import Round
 from nertz.errors import IllegalMoveError, LostRace, NotationError
 from nertz.events import (
@@ -42,7 +43,7 @@ from nertz.events import (
 )
 from nertz.match import Match, RoundResult
 from nertz.moves import STUCK, Move
-from nertz.replay import Recorder
+from nertz.replay import Race, Recorder
 from nertz.rules import Rules
 from nertz.server import protocol
 from nertz.server.limits import TokenBucket
@@ -449,6 +450,12 @@ class Table:
                 self.round.play(seat, STUCK, t)
                 self.recorder.record(t, seat, STUCK)
         self.last_t = max(self.last_t, t)
+
+    def _on_race(self, data: dict[str, Any]) -> None:
+        assert self.recorder is not None
+        self.recorder.race(Race(int(data["t"]), int(data["winner"]), int(data["loser"]),
+                                Card.parse(data["card"]), int(data["foundation"]),
+                                data.get("margin_ms")))
 
     def _on_close(self, data: dict[str, Any]) -> None:
         assert self.match is not None and self.round is not None
@@ -877,9 +884,12 @@ class Table:
             answer: dict[str, Any] = {"type": "rejected", "id": action_id, "move": str(text)[:32],
                       "error": exc.reason if isinstance(exc, IllegalMoveError) else str(exc)}
             if isinstance(exc, LostRace):
+                card = self._race_card(player.seat, move)
                 answer["race"] = {"winner": exc.winner, "foundation": exc.foundation,
-                                  "margin_ms": exc.margin_ms,
+                                  "margin_ms": exc.margin_ms, "card": str(card),
                                   "winner_name": self._seat_name(exc.winner)}
+                self._race(Race(t, exc.winner, player.seat, card, exc.foundation,
+                                exc.margin_ms))
             data = protocol.encode(answer)
             self._remember(player, action_id, data)
             if reply is not None:
@@ -903,6 +913,29 @@ class Table:
         if reply is not None:
             self._queue(reply, ack)
         self._after_change()
+
+    def _race_card(self, seat: int, move: Move) -> Card:
+        """The card a seat tried to play (its move was refused, so it is still on its pile)."""
+        assert self.round is not None
+        tab = self.round.tableaus[seat]
+        if move.src == "N":
+            return tab.nertz[-1]
+        if move.src == "W":
+            return tab.waste[-1]
+        return tab.work[move.work_src][-1]
+
+    def _race(self, race: Race) -> None:
+        """A contested play: into the race log (the log, then the match's replay file), and
+        the winning seat is told (the loser hears it in its ``rejected``)."""
+        self._log("race", race.to_json())
+        message = protocol.encode({
+            "type": "race_won", "loser": race.loser, "loser_name": self._seat_name(race.loser),
+            "foundation": race.foundation, "card": str(race.card),
+            "margin_ms": race.margin_ms})
+        for sink, pid in list(self.sinks.items()):
+            winner = self.players.get(pid) if pid is not None else None
+            if winner is not None and winner.seat == race.winner:
+                self._queue(sink, message)
 
     def _remember(self, player: Player, action_id: str, data: bytes) -> None:
         player.answers[action_id] = data
