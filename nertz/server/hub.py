@@ -51,13 +51,15 @@ class Hub:
                 log.exception("room %s could not be restored", row.id)
         return len(self.tables)
 
-    async def create(self, rules: Rules, seats: int) -> Table:
-        """A new room with a fresh id and join code."""
+    async def create(self, rules: Rules, seats: int,
+                     same_deal: tuple[str, int | str] | None = None) -> Table:
+        """A new room with a fresh id and join code (``same_deal``: see :meth:`Table.create`)."""
         for _ in range(20):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
             if await self.store.find_room(code) is None:
                 break
-        table = await Table.create(self.store, rules, seats, secrets.token_hex(8), code)
+        table = await Table.create(self.store, rules, seats, secrets.token_hex(8), code,
+                                   same_deal)
         self._adopt(table)
         return table
 

@@ -187,6 +187,8 @@ class Table:
         self.bot_starter: BotStarter | None = None
         self.deal_seed: int | None = None
         """Set by ``nertz serve --deal-seed``: matches are dealt from it, not at random."""
+        self.same_deal: tuple[str, int | str] | None = None
+        """A "same deal" room: the finished match (id, seed) whose cards its first match deals."""
         self.closed = False
         self._vacancy_timer: asyncio.TimerHandle | None = None
         self.tasks: set[asyncio.Task[None]] = set()
@@ -198,13 +200,18 @@ class Table:
 
     @classmethod
     async def create(
-        cls, store: Store, rules: Rules, seats: int, room_id: str, code: str
+        cls, store: Store, rules: Rules, seats: int, room_id: str, code: str,
+        same_deal: tuple[str, int | str] | None = None,
     ) -> Table:
-        """A new room, stored."""
+        """A new room, stored. ``same_deal`` (a finished match's id and deal seed) makes the
+        room's first match deal that match's cards again: the "same deal" challenge."""
         table = cls(store, room_id, code, rules, seats)
         spec = rules.to_spec()
         await store.create_room(room_id, code, spec, seats)
-        table._log("created", {"rules": spec, "seats": seats})
+        data: dict[str, Any] = {"rules": spec, "seats": seats}
+        if same_deal is not None:
+            data["same_deal"] = {"match": same_deal[0], "seed": same_deal[1]}
+        table._log("created", data)
         await table._drain()
         return table
 
@@ -366,6 +373,9 @@ class Table:
     def _on_created(self, data: dict[str, Any]) -> None:
         self.rules = Rules.from_spec(data["rules"])
         self.seats = int(data["seats"])
+        same = data.get("same_deal")
+        if same is not None:
+            self.same_deal = (str(same["match"]), same["seed"])
 
     def _on_joined(self, data: dict[str, Any]) -> None:
         p = Player(data["player"], data["name"], data.get("token"), data.get("seat"),
@@ -649,6 +659,7 @@ class Table:
             "players": [p.to_json() for p in self.players.values()],
             "match": match,
             "matches": list(self.finished_matches),
+            "same_deal": None if self.same_deal is None else self.same_deal[0],
         }
 
     def snapshot(self, player: Player | None) -> dict[str, Any]:
@@ -802,7 +813,10 @@ class Table:
     def _match_seed(self) -> int | str:
         """A fresh match's deal seed: 128 secret random bits (too many to search for the deal
         that fits the cards on show), unless the server was started with a deal seed (tests
-        and demos), when a room's n-th match is always dealt alike."""
+        and demos), when a room's n-th match is always dealt alike. A "same deal" room's first
+        match takes its finished match's seed (public already, in that match's replay)."""
+        if self.same_deal is not None and self.match_number == 0:
+            return self.same_deal[1]
         if self.deal_seed is None:
             return secrets.token_hex(16)
         digest = hashlib.sha256(f"nertz-deal:{self.deal_seed}:{self.match_number}".encode())
