@@ -901,6 +901,7 @@ class Table:
                 card = self._race_card(player.seat, move)
                 answer["race"] = {"winner": exc.winner, "foundation": exc.foundation,
                                   "margin_ms": exc.margin_ms, "card": str(card),
+                                  "loser": player.seat,
                                   "winner_name": self._seat_name(exc.winner)}
                 self._race(Race(t, exc.winner, player.seat, card, exc.foundation,
                                 exc.margin_ms))
