@@ -143,7 +143,8 @@ def _serve(args: argparse.Namespace) -> int:
     from nertz.server.serve import serve
 
     return serve(args.host, args.port, args.db, tuple(args.allow_origin or ()), args.deal_seed,
-                 args.rooms_per_minute)
+                 args.rooms_per_minute, trusted_proxies=tuple(args.trust_proxy or ()),
+                 sockets_per_address=args.sockets_per_address, max_sockets=args.max_sockets)
 
 
 def _bot(args: argparse.Namespace) -> int:
@@ -189,6 +190,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rooms-per-minute", type=int, default=20, metavar="N",
                    help="rooms one client address may create a minute (default 20; 0: no "
                         "limit, for load tests)")
+    p.add_argument("--trust-proxy", action="append", metavar="ADDRESS",
+                   help="a proxy in front (address or network) whose X-Forwarded-For names the "
+                        "client (repeatable; default: none, the peer is the client)")
+    p.add_argument("--sockets-per-address", type=int, default=100, metavar="N",
+                   help="sockets one client address may hold open (default 100; 0: no limit)")
+    p.add_argument("--max-sockets", type=int, default=4000, metavar="N",
+                   help="sockets open at once, from everyone (default 4000; 0: no limit)")
     p.set_defaults(func=_serve)
     p = sub.add_parser("bot", help="join a room over the network as a bot player")
     p.add_argument("--url", required=True, help="the room's link (http://HOST:PORT/r/CODE)")
