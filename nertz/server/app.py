@@ -34,6 +34,7 @@ import msgspec
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -45,6 +46,7 @@ from nertz.server import protocol
 from nertz.server.hub import Hub
 from nertz.server.limits import Barred, KeyedLimit, SocketCaps, TokenBucket, give_back_memory
 from nertz.server.live import LiveRoom
+from nertz.server.openapi import ROUTES as API
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import CommandError, Error, Kicked
 from nertz.server.store import Store
@@ -341,6 +343,12 @@ def create_app(
     async def api_error(_request: Request, exc: ApiError) -> JSONResponse:
         return JSONResponse({"error": exc.message}, status_code=exc.status, headers=exc.headers)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # The framework's own answers (no such path, a method not allowed) in the API's shape.
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code,
+                            headers=exc.headers)
+
     async def body(request: Request, kind: type[Any]) -> Any:
         raw = await read_body(request, protocol.MAX_MESSAGE_BYTES)
         try:
@@ -369,11 +377,11 @@ def create_app(
     def room_url(request: Request, room: LiveRoom) -> str:
         return str(request.base_url).rstrip("/") + f"/r/{room.table.code}"
 
-    @app.get("/healthz")
+    @app.get("/healthz", **API["healthz"])
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/api/presets")
+    @app.get("/api/presets", **API["presets"])
     async def presets() -> dict[str, Any]:
         return {
             "presets": [
@@ -399,7 +407,7 @@ def create_app(
                                 f"{rooms_per_minute} a minute; try again in {wait} s",
                            {"Retry-After": str(wait)})
 
-    @app.post("/api/rooms")
+    @app.post("/api/rooms", **API["create_room"])
     async def create_room(request: Request) -> JSONResponse:
         check_room_limit(request)
         data: CreateRoom = await body(request, CreateRoom)
@@ -429,11 +437,11 @@ def create_app(
         return {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
                 "host": player.id == room.table.host}
 
-    @app.get("/api/rooms/{key}")
+    @app.get("/api/rooms/{key}", **API["get_room"])
     async def get_room(key: str) -> dict[str, Any]:
         return (await room_or_404(key)).table.room_info()
 
-    @app.post("/api/rooms/{key}/join")
+    @app.post("/api/rooms/{key}/join", **API["join_room"])
     async def join_room(key: str, request: Request) -> dict[str, Any]:
         room = await room_or_404(key)
         data: JoinRoom = await body(request, JoinRoom)
@@ -451,7 +459,7 @@ def create_app(
         out["room"] = room.id
         return out
 
-    @app.get("/api/matches/{match_id}/replay")
+    @app.get("/api/matches/{match_id}/replay", **API["match_replay"])
     async def match_replay(match_id: str) -> Response:
         replay = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if replay is None:
@@ -462,14 +470,14 @@ def create_app(
             headers={"Content-Disposition": f'attachment; filename="{match_id}.nertz.json"'},
         )
 
-    @app.get("/api/matches/{match_id}/frames")
+    @app.get("/api/matches/{match_id}/frames", **API["match_frames"])
     async def match_frames(match_id: str) -> Response:
         data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if data is None:
             raise ApiError(404, f"no finished match {match_id!r}")
         return await _frames_response(data)
 
-    @app.post("/api/matches/{match_id}/same_deal")
+    @app.post("/api/matches/{match_id}/same_deal", **API["same_deal"])
     async def same_deal(match_id: str, request: Request) -> JSONResponse:
         stored = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if stored is None:
@@ -489,7 +497,7 @@ def create_app(
             out.update(await _join(room, data.name, False))
         return JSONResponse(out, status_code=201)
 
-    @app.get("/api/matches/{match_id}/analysis")
+    @app.get("/api/matches/{match_id}/analysis", **API["match_analysis"])
     async def match_analysis(match_id: str) -> Response:
         data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if data is None:
@@ -500,11 +508,11 @@ def create_app(
             raise ApiError(500, str(exc)) from None
         return await _analysis_file(file)
 
-    @app.post("/api/replays/frames")
+    @app.post("/api/replays/frames", **API["upload_frames"])
     async def upload_frames(request: Request) -> Response:
         return await _frames_file(await _uploaded(request))
 
-    @app.post("/api/replays/analysis")
+    @app.post("/api/replays/analysis", **API["upload_analysis"])
     async def upload_analysis(request: Request) -> Response:
         return await _analysis_file(await _uploaded(request))
 
@@ -699,11 +707,11 @@ def create_app(
     if WEB.is_dir():
         app.mount("/static", StaticFiles(directory=WEB), name="static")
 
-        @app.get("/")
+        @app.get("/", include_in_schema=False)
         async def index() -> FileResponse:
             return FileResponse(WEB / "index.html")
 
-        @app.get("/r/{code}")
+        @app.get("/r/{code}", include_in_schema=False)
         async def room_page(code: str) -> FileResponse:
             return FileResponse(WEB / "index.html")
 

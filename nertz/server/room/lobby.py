@@ -25,8 +25,6 @@ RECONNECT_SECONDS: Final = 300.0
 """How long a dropped player's seat waits for them before it counts as vacant."""
 MOVES_PER_SECOND: Final = 10.0
 """The fastest a human can play; faster actions are refused (token bucket, this burst)."""
-DEDUP: Final = 128
-"""Action ids remembered per player, to answer a resent action without applying it twice."""
 MAX_PEOPLE: Final = 64
 """The most people (and bots) one room takes."""
 
@@ -92,11 +90,10 @@ class Player:
         )
 
     def remember(self, action_id: str, answer: ServerMessage) -> None:
-        """Keep the answer to ``action_id``, so a resent action gets it again (the last
-        :data:`DEDUP` ids)."""
+        """Keep the answer to ``action_id``, so a resent action gets it again: every id of the
+        match, rebuilt from the log after a restart (the table forgets them when a new match
+        starts)."""
         self.answers[action_id] = answer
-        while len(self.answers) > DEDUP:
-            self.answers.popitem(last=False)
 
     def to_json(self) -> dict[str, Any]:
         """Public facts about the player (no token)."""

@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
+import msgspec
+
 from nertz.cards import Card
 from nertz.engine import Round
 from nertz.errors import IllegalMoveError, LostRace, NotationError
@@ -359,6 +361,8 @@ class Table:
         names = [self.lobby.seat_name(s) for s in range(self.seats)]
         self.recorder = Recorder(self.rules, names, data["seed"])
         self.last_result = None
+        for player in self.players.values():
+            player.answers.clear()  # ids are remembered for a match, however old
         self._deal(int(data.get("countdown_ms", 0)))
 
     def _on_next(self, data: dict[str, Any]) -> None:
@@ -387,10 +391,18 @@ class Table:
         self.last_t = max(self.last_t, t)
         player = self.players.get(data.get("p", ""))
         if "id" in data and player is not None:
-            # A resent action gets the first answer again, never a second application; live,
-            # the answer is replaced by the ack that names the update's version.
-            player.remember(data["id"], Ack(data["id"], data["m"], t, self.version))
+            # A resent action gets the first answer again, never a second application, even
+            # after a restart: the ack names the version of the update that carried the move
+            # (stored with it; entries from before it was stored name the current one).
+            player.remember(data["id"], Ack(data["id"], data["m"], t,
+                                            int(data.get("v", self.version))))
         return events
+
+    def _on_rejected(self, data: dict[str, Any]) -> None:
+        # A person's refused move: nothing changes but the answer a resent id gets.
+        player = self.players.get(data["p"])
+        if player is not None:
+            player.remember(data["id"], msgspec.convert(data["a"], Rejected))
 
     def _on_reset(self, data: dict[str, Any]) -> None:
         # The server's reset is every seat declaring stuck at once: made (and written to the
@@ -789,6 +801,7 @@ class Table:
                                      "m": str(move), "t": t}
             if player.bot is None:
                 entry["id"] = action_id  # bots number their actions afresh in each process
+                entry["v"] = self.version + 1  # the update broadcast just below
             # Checked by applying it: refused, it changes nothing and nothing is stored.
             events = self._log("move", entry)
         except (IllegalMoveError, NotationError) as exc:
@@ -800,10 +813,16 @@ class Table:
                         "winner_name": self.lobby.seat_name(exc.winner)}
                 self._race(Race(t, exc.winner, player.seat, card, exc.foundation,
                                 exc.margin_ms))
-            answer: ServerMessage = Rejected(
+            answer = Rejected(
                 action_id, str(text)[:32],
                 exc.reason if isinstance(exc, IllegalMoveError) else str(exc), race)
-            player.remember(action_id, answer)
+            if player.bot is None:
+                # Stored like a move, so that a resent id gets this answer even after a
+                # restart, never a second try that might now be applied.
+                self._log("rejected", {"p": player.id, "id": action_id,
+                                       "a": msgspec.to_builtins(answer)})
+            else:
+                player.remember(action_id, answer)
             self._send(SENDER, answer)
             return
         self._broadcast(self._update(player.seat, str(move), t, events))
