@@ -12,7 +12,8 @@ after the first move) and 2S (taken, from 3500 ms, after the second); each seat 
 one race."""
 
 
-def test_replay_viewer_shows_the_analysis_and_jumps(server: Any, new_page: Any) -> None:
+def test_replay_viewer_shows_the_analysis_and_jumps(server: Any, new_page: Any,
+                                                    artifacts: Path) -> None:
     page = new_page()
     page.goto(server.base + "/")
     page.set_input_files("#replay-file", str(FILE))
@@ -22,6 +23,7 @@ def test_replay_viewer_shows_the_analysis_and_jumps(server: Any, new_page: Any) 
     assert "Races won 1 (beat Ben by 100 ms), lost 1 (to Ben by 10 ms)." in ann
     ben = page.text_content('#replay-analysis .analysis-seat[data-seat="1"]') or ""
     assert "1 missed play: 3 of spades at 0:06" in ben
+    page.locator("#replay-analysis").screenshot(path=str(artifacts / "analysis.png"))
     jumps = page.locator('#replay-analysis .analysis-seat[data-seat="0"] .analysis-jump')
     jumps.nth(1).click()
     assert (page.text_content("#replay-step") or "").startswith("2/6")

@@ -71,7 +71,7 @@ export function analysisPanel(data, {mySeat = null, onJump = null} = {}) {
       const spell = s.longest_spell;
       return h('section', {class: 'analysis-seat', dataset: {seat: String(s.seat)}},
         h('h3', {text: s.seat === mySeat ? `${s.name} (you)` : s.name}),
-        h('p', {text: `${s.plays_per_minute} plays a minute, ${s.foundation_cards} cards to the foundations; `
+        h('p', {text: `${s.plays_per_minute} plays a minute, ${s.foundation_cards} card${s.foundation_cards === 1 ? '' : 's'} to the foundations; `
           + `stuck ${seconds(s.stuck_ms)}`
           + (spell ? `; longest wait for a useful move ${seconds(spell.ms)}${multi ? ` (round ${spell.round})` : ''}` : '')
           + '.'}),
