@@ -10,9 +10,12 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nertz.errors import NertzError
+
+if TYPE_CHECKING:
+    from nertz.rl.train import TrainConfig
 from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
 
 
@@ -163,6 +166,8 @@ def _train(args: argparse.Namespace) -> int:
         minutes=args.minutes, max_steps=args.max_steps, seed=args.seed, envs=args.envs,
         threads=args.threads, eval_rounds=args.eval_rounds,
     )
+    if args.evaluate:
+        return _evaluate(args.evaluate, config)
     try:
         result = train(config, args.out, log=None if args.quiet else print)
     except ValueError as exc:
@@ -176,6 +181,20 @@ def _train(args: argparse.Namespace) -> int:
         for who, figures in result.evaluation.items():
             print(f"{who}: win share {figures['win_share']:.3f}, mean score "
                   f"{figures['mean_score']:.1f} over {figures['rounds']} rounds")
+    return 0
+
+
+def _evaluate(path: str, config: TrainConfig) -> int:
+    """``nertz train --evaluate POLICY``: the policy's and random play's figures, no training."""
+    from nertz.rl.policy import Policy
+    from nertz.rl.train import evaluate
+
+    config.check()
+    rounds = config.eval_rounds or 1000
+    for who, policy in (("learned", Policy.load(path)), ("random", None)):
+        figures = evaluate(policy, config, rounds)
+        print(f"{who}: win share {figures['win_share']:.3f}, mean score "
+              f"{figures['mean_score']:.1f} over {figures['rounds']} rounds", flush=True)
     return 0
 
 
@@ -234,6 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="train-out",
                    help="directory for policy.npz, curve.csv/png, eval.json")
     p.add_argument("--quiet", action="store_true", help="no line per rollout")
+    p.add_argument("--evaluate", metavar="POLICY",
+                   help="only evaluate this policy file (and random play) against the opponents")
     p.set_defaults(func=_train)
     from nertz.sim import cli as sim_cli
 

@@ -11,7 +11,13 @@ shipped with the package (:data:`DEFAULT_POLICY`, trained with the command in do
 
 At a table the bot never chooses to wait while it has a move: waiting is the table's business (a
 bot's None means "nothing to do until the table changes"), so ``NOOP`` is left out of its
-choice. It plays any seat count: the observation shows the opponent slots the policy was trained
+choice. It keeps the environment's no-stalling rule for itself: after a whole pass through its
+stock without progress (no card of its own to a foundation, none out of its Nertz pile, stock or
+waste, none turned face up) while nobody else played to a foundation either (all counts anyone
+can see), it declares ``STUCK`` and then waits until the table changes that way or is reset, so
+a policy that would shuffle runs back and forth cannot hold up a table.
+
+It plays any seat count: the observation shows the opponent slots the policy was trained
 with (the nearest seats clockwise, the rest through the foundations). It needs the ruleset's
 action table to be the policy's (the same work-pile count and stuck rotation); under another
 ruleset :meth:`LearnedBot.start` raises :class:`nertz.rl.policy.PolicyError`.
@@ -26,7 +32,7 @@ from typing import Final
 from nertz.bots.base import Bot, Observation
 from nertz.env.actions import NOOP
 from nertz.env.observation import ObservationCodec
-from nertz.moves import Move
+from nertz.moves import STUCK, Move
 from nertz.rl.policy import Policy, PolicyError
 from nertz.rules import Rules
 from nertz.views import view
@@ -67,6 +73,9 @@ class LearnedBot(Bot):
 
     def __init__(self, path: str | Path | None = None) -> None:
         super().__init__()
+        self.idle = 0
+        """Decisions since the seat last made progress."""
+        self._progress: tuple[int, ...] = ()
         self.policy = load_policy(path)
         """The policy it plays."""
         self.observations = self.policy.observations
@@ -79,6 +88,8 @@ class LearnedBot(Bot):
             raise PolicyError(why)
         opponents = self.policy.observations.opponents
         self.observations = ObservationCodec(rules, opponents + 1, opponents)
+        self.idle = 0
+        self._progress = ()
         super().start(seat, rules, seed)
 
     def decide(self, obs: Observation) -> Move | None:
@@ -86,6 +97,21 @@ class LearnedBot(Bot):
         rnd = obs.round
         if rnd.ended is not None:
             return None
+        seat = obs.seat
+        tab = rnd.tableaus[seat]
+        played = sum(owner == seat for f in rnd.foundations for owner in f.owners)
+        table = sum(len(f.cards) for f in rnd.foundations)
+        progress = (
+            played, len(tab.nertz), len(tab.stock) + len(tab.waste), sum(tab.down), table,
+            rnd.resets,
+        )
+        if progress != self._progress:
+            self._progress, self.idle = progress, 0
+        else:
+            self.idle += 1
+        window = -(-(len(tab.stock) + len(tab.waste)) // rnd.rules.turn_count) + 1
+        if self.idle >= window:
+            return None if rnd.stuck[seat] else STUCK
         codec = self.policy.actions
         legal = codec.legal(rnd, obs.seat)
         if not legal:

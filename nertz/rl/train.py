@@ -13,6 +13,9 @@ Written into ``out`` (a directory):
 - ``curve.csv``: after each rollout, the steps so far, CPU and wall seconds, and over the
   episodes finished in that rollout the learner's win share (ties split) and mean round score;
 - ``curve.png``: that curve as a plot (needs matplotlib, the ``plot`` extra);
+Policy and curve are also written every ``checkpoint_minutes`` of CPU time along the way, so a
+run stopped early still leaves its latest policy.
+
 - ``eval.json``: with ``eval_rounds``, the trained policy's win share and mean score over that
   many further rounds against the same opponents (played as the ``learned`` bot plays: the
   highest legal logit, never waiting), and the same for ``random`` in its seat for comparison.
@@ -61,6 +64,7 @@ class TrainConfig:
     max_cycles: int = 400
     threads: int = 1
     eval_rounds: int = 0
+    checkpoint_minutes: float = 1.0
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the first setting that makes no sense."""
@@ -143,11 +147,35 @@ def train(
     rows: list[dict[str, float]] = []
     curve_csv = out_dir / "curve.csv"
 
+    def save(steps: int) -> Policy:
+        """Write the policy file, curve.csv and curve.png as they stand."""
+        cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+        trained = {
+            "config": {
+                k: list(v) if isinstance(v, tuple) else v for k, v in asdict(config).items()
+            },
+            "steps": steps,
+            "cpu_seconds": round(cpu, 1),
+            "wall_seconds": round(wall, 1),
+            "torch": torch.__version__,
+        }
+        policy = export(model, rules, config.seats - 1, trained)
+        policy.save(out_dir / "policy.npz")
+        with curve_csv.open("w", newline="") as f:
+            writer = csv.DictWriter(
+                f, ["steps", "cpu_s", "wall_s", "episodes", "win_share", "mean_score"]
+            )
+            writer.writeheader()
+            writer.writerows(rows)
+        plot_curve(rows, out_dir / "curve.png", config)
+        return policy
+
     class Curve(BaseCallback):
         """Collects finished episodes; one curve row a rollout; stops at the budget."""
 
         def __init__(self) -> None:
             super().__init__()
+            self.saved = 0.0
             self.won: list[float] = []
             self.scores: list[float] = []
 
@@ -173,6 +201,11 @@ def train(
             }
             rows.append(row)
             self.won, self.scores = [], []
+            if config.checkpoint_minutes > 0 and (
+                row["cpu_s"] - self.saved >= config.checkpoint_minutes * 60
+            ):
+                self.saved = row["cpu_s"]
+                save(self.num_timesteps)
             if log is not None:
                 log(
                     f"{int(row['steps'])} steps, {row['cpu_s']:.0f} s: win share "
@@ -183,22 +216,10 @@ def train(
     total = config.max_steps if config.max_steps is not None else 10**12
     model.learn(total_timesteps=total, callback=Curve())
     cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
-    with curve_csv.open("w", newline="") as f:
-        writer = csv.DictWriter(
-            f, ["steps", "cpu_s", "wall_s", "episodes", "win_share", "mean_score"]
-        )
-        writer.writeheader()
-        writer.writerows(rows)
-    trained = {
-        "config": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(config).items()},
-        "steps": int(model.num_timesteps),
-        "cpu_seconds": round(cpu, 1),
-        "wall_seconds": round(wall, 1),
-        "torch": torch.__version__,
-    }
-    policy = export(model, rules, config.seats - 1, trained)
-    policy_path = policy.save(out_dir / "policy.npz")
-    curve_png = plot_curve(rows, out_dir / "curve.png", config)
+    policy = save(int(model.num_timesteps))
+    policy_path = out_dir / "policy.npz"
+    drawn = out_dir / "curve.png"
+    curve_png = drawn if rows and drawn.exists() else None
     evaluation = None
     if config.eval_rounds:
         evaluation = {
