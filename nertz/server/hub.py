@@ -14,9 +14,9 @@ import secrets
 from typing import Any
 
 from nertz.rules import Rules
-from nertz.server import bots
+from nertz.server.live import LiveRoom
+from nertz.server.room.table import Table
 from nertz.server.store import Store
-from nertz.server.table import Table
 
 log = logging.getLogger("nertz.hub")
 
@@ -28,13 +28,13 @@ CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
 class Hub:
-    """Every live table of this process, by room id."""
+    """Every live room of this process, by room id."""
 
     def __init__(
         self, store: Store, start_bots: bool = True, deal_seed: int | None = None
     ) -> None:
         self.store = store
-        self.tables: dict[str, Table] = {}
+        self.rooms: dict[str, LiveRoom] = {}
         self.start_bots = start_bots
         self.deal_seed = deal_seed
         """Deal every room's matches from this seed (``nertz serve --deal-seed``), if set."""
@@ -49,74 +49,76 @@ class Hub:
                 await self.get(row.id)
             except Exception:
                 log.exception("room %s could not be restored", row.id)
-        return len(self.tables)
+        return len(self.rooms)
 
-    async def create(self, rules: Rules, seats: int) -> Table:
+    @property
+    def tables(self) -> dict[str, Table]:
+        """Every live room's table, by room id."""
+        return {key: room.table for key, room in self.rooms.items()}
+
+    async def create(self, rules: Rules, seats: int) -> LiveRoom:
         """A new room with a fresh id and join code."""
         for _ in range(20):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
             if await self.store.find_room(code) is None:
                 break
         table = await Table.create(self.store, rules, seats, secrets.token_hex(8), code)
-        self._adopt(table)
-        return table
+        return self._adopt(table)
 
-    async def get(self, key: str) -> Table | None:
+    async def get(self, key: str) -> LiveRoom | None:
         """A room by id or join code, rebuilt from its log if this process does not hold it."""
-        table = self.tables.get(key)
-        if table is not None and not table.broken:
-            return table
+        room = self.rooms.get(key)
+        if room is not None and not room.table.broken:
+            return room
         async with self._lock:
             row = await self.store.find_room(key)
             if row is None:
                 return None
-            table = self.tables.get(row.id)
-            if table is not None and not table.broken:
-                return table
-            if table is not None:
+            room = self.rooms.get(row.id)
+            if room is not None and not room.table.broken:
+                return room
+            if room is not None:
                 # A broken table: stop it and let its queued writes settle before reading.
-                table.close()
-                await table._drain()
+                room.close()
+                await room.settled()
             entries = await self.store.load_log(row.id)
             table = await Table.restore(
                 self.store, row.id, row.code, Rules.from_spec(row.rules), row.seats, entries
             )
-            self._adopt(table)
-            for player in list(table.players.values()):
-                if player.bot is not None and table.bot_starter is not None:
-                    table.bot_starter(table, player)
+            room = self._adopt(table)
+            room.start_seated_bots()
             log.info("room %s restored from %d log entries", row.id, len(entries))
-            return table
+            return room
 
-    def _adopt(self, table: Table) -> None:
-        if self.start_bots:
-            table.bot_starter = bots.start_bot
+    def _adopt(self, table: Table) -> LiveRoom:
         table.deal_seed = self.deal_seed
-        self.tables[table.id] = table
+        room = LiveRoom(table, start_bots=self.start_bots)
+        self.rooms[table.id] = room
         if self._ticker is None:
             self._ticker = asyncio.get_running_loop().create_task(self._tick())
+        return room
 
     async def _tick(self) -> None:
         # Each seat's latency, to everyone, every few seconds: one timer for all rooms.
         while True:
             await asyncio.sleep(LATENCY_SECONDS)
-            for table in list(self.tables.values()):
-                table.send_latency()
+            for room in list(self.rooms.values()):
+                room.send_latency()
 
     async def close(self) -> None:
         """Stop every table (rooms stay stored)."""
         if self._ticker is not None:
             self._ticker.cancel()
-        for table in self.tables.values():
-            table.close()
-        for table in self.tables.values():
-            await table._drain()
-        self.tables.clear()
+        for room in self.rooms.values():
+            room.close()
+        for room in self.rooms.values():
+            await room.settled()
+        self.rooms.clear()
 
     def stats(self) -> dict[str, Any]:
         """Counts for health checks and benchmarks."""
         return {
-            "rooms": len(self.tables),
-            "sockets": sum(len(t.sinks) for t in self.tables.values()),
+            "rooms": len(self.rooms),
+            "sockets": sum(len(r.fanout.sinks) for r in self.rooms.values()),
             "commits": self.store.commits,
         }

@@ -3,7 +3,7 @@
 One schema on SQLite (the embedded default, a file in the user's data directory) and
 PostgreSQL, through SQLAlchemy's async engine; Alembic migrations are applied when the store
 opens. The log is the source of truth: a table is rebuilt, on any process, by replaying its log
-(:mod:`nertz.server.table`).
+(:mod:`nertz.server.room.table`).
 
 Appends are group-committed: every append waits for the commit that contains it, and a single
 writer commits whatever has queued up meanwhile in one transaction, so hundreds of tables
