@@ -120,14 +120,24 @@ def test_masks_are_exact(preset: str) -> None:
 
 def test_action_table_shape() -> None:
     codec = ActionCodec(Rules.from_spec("pagat"))
-    assert codec.size == 30 and len(set(codec.labels)) == codec.size
-    assert codec.labels[:4] == ("NOOP", "T", "STUCK", "NERTZ")
-    assert codec.labels[4:10] == ("N-F", "W-F", "1-F", "2-F", "3-F", "4-F")
-    assert "4-3" in codec.labels and "4-4" not in codec.labels
-    assert ActionCodec(Rules.from_spec("pagat"), 8).labels == codec.labels  # any seat count
-    whole = ActionCodec(Rules.from_spec("fairy_fly"))
-    assert "STUCK N" in whole.labels and "STUCK N" not in codec.labels
-    assert ActionCodec(Rules.from_spec("standard")).size == 4 + 7 + 10 + 20
+    assert codec.size == 42 and len(set(codec.labels)) == codec.size
+    assert codec.labels[:5] == ("NOOP", "T", "STUCK", "NERTZ", "STUCK N")
+    assert codec.labels[5:12] == ("N-F", "W-F", "1-F", "2-F", "3-F", "4-F", "5-F")
+    assert "5-3" in codec.labels and "4-4" not in codec.labels
+    # One table for every ruleset and seat count: a policy plays them all.
+    for name in PRESETS:
+        assert ActionCodec(Rules.from_spec(name), 8).labels == codec.labels
+
+
+def test_entries_a_ruleset_lacks_are_never_offered() -> None:
+    e = parallel_env("pagat", seats=2, seed=1)  # four work piles, rotates only the stock
+    obs, _ = e.reset()
+    for label in ("STUCK N", "5-F", "N-5", "W-5", "5-1", "1-5"):
+        i = e.actions.index(label)
+        assert obs["seat_0"]["action_mask"][i] == 0
+        _, _, _, _, infos = e.step({"seat_0": i})
+        assert infos["seat_0"]["accepted"] is False and infos["seat_0"]["error"]
+        obs, _ = e.reset()
 
 
 def test_a_run_move_takes_the_part_that_fits() -> None:
@@ -197,7 +207,7 @@ def test_observation_layout() -> None:
     needs; the playable flags."""
     e = parallel_env(seats=3, seed=8)
     obs, _ = e.reset()
-    opp = OWN_HEAD + 4 * PILE_WIDTH  # pagat: four work piles
+    opp = OWN_HEAD + 5 * PILE_WIDTH  # five work-pile slots, whatever the ruleset
     needs = opp + 2 * OPPONENT_WIDTH
     for seat, agent in enumerate(e.possible_agents):
         vec = obs[agent]["observation"]

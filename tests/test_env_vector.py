@@ -39,7 +39,7 @@ def test_batched_spaces_and_autoreset() -> None:
     rng = np.random.default_rng(0)
     finished = 0
     for _ in range(45):  # past the 40-step cap: every table finishes at least once
-        obs, rewards, terms, truncs, info = venv.step(random_legal(obs["action_mask"], rng))
+        obs, _, terms, truncs, info = venv.step(random_legal(obs["action_mask"], rng))
         done = terms | truncs
         if done.any():
             finished += int(done.sum())

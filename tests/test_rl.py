@@ -4,6 +4,7 @@ that shows the reward rising."""
 from __future__ import annotations
 
 import random
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ def random_policy(rules: Rules, opponents: int = 2, seed: int = 0) -> Policy:
     meta = policy_meta(rules, opponents, {"test": True})
     rng = np.random.default_rng(seed)
     sizes = [meta["obs_size"], 16, len(meta["labels"])]
-    weights = [rng.normal(0, 0.5, (a, b)).astype(np.float32) for a, b in zip(sizes, sizes[1:])]
+    weights = [rng.normal(0, 0.5, (a, b)).astype(np.float32) for a, b in pairwise(sizes)]
     biases = [rng.normal(0, 0.1, b).astype(np.float32) for b in sizes[1:]]
     return Policy(weights, biases, meta)
 
@@ -58,17 +59,21 @@ def test_bad_policy_files_say_what_is_wrong(tmp_path: Path) -> None:
     with pytest.raises(PolicyError, match="not a policy file"):
         Policy.load(junk)
     policy = random_policy(Rules.from_spec("pagat"))
-    bot = LearnedBot(policy.save(tmp_path / "p.npz"))
-    with pytest.raises(PolicyError, match="work piles"):
-        bot.start(0, Rules.from_spec("standard"))  # five work piles: another action table
+    policy.meta["labels"] = policy.meta["labels"][:-1] + ["9-8"]
+    with pytest.raises(PolicyError, match="action table"):
+        Policy.load(policy.save(tmp_path / "other.npz"))
 
 
-def test_the_learned_bot_is_registered_and_plays_in_the_simulator(policy_file: Path) -> None:
+@pytest.mark.parametrize("preset", ["pagat", "standard", "fairy_fly"])
+def test_the_learned_bot_is_registered_and_plays_in_the_simulator(
+    policy_file: Path, preset: str
+) -> None:
+    """One policy plays every ruleset (five work piles, Nertz-pile rotation) and seat count."""
     assert isinstance(find_bot("learned")(), LearnedBot)
-    rules = Rules.from_spec("pagat")
-    players = tuple(PlayerSpec.parse(p) for p in ("learned", "greedy", "greedy"))
+    rules = Rules.from_spec(preset)
+    players = tuple(PlayerSpec.parse(p) for p in ("learned", "greedy", "greedy", "learned"))
     record = play_one(SimConfig(rules, players, seed=3), 0)
-    assert record.ended in ("nertz", "blocked", "open") and len(record.scores) == 3
+    assert record.ended in ("nertz", "blocked", "open") and len(record.scores) == 4
 
 
 @pytest.mark.parametrize("seats", [2, 3, 5])

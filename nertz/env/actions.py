@@ -1,13 +1,15 @@
 """The action table: a few dozen semantic actions, each one idea of play, as integers.
 
-An agent's action is one index into a table built once per ruleset. The table is the same for
-every seat, position and seat count, so a policy network has a fixed output layer and one entry
-always means one idea ("the Nertz top to a foundation"), never a slot that moves about as the
-foundations are numbered. What is playable *now* comes from the action mask
+An agent's action is one index into one table, the same for every ruleset, seat, position and
+seat count, so a policy network has a fixed output layer, plays any ruleset, and one entry always
+means one idea ("the Nertz top to a foundation"), never a slot that moves about as the
+foundations are numbered. The table is laid out for :data:`MAX_WORK_PILES` work piles and has
+``STUCK N``; under a ruleset with fewer piles, or that rotates only the stock, those entries are
+simply never legal. What is playable *now* comes from the action mask
 (:meth:`ActionCodec.mask`), built from :meth:`nertz.engine.Round.legal_moves`: an entry is 1
 exactly when the move it stands for now is legal.
 
-In table order (``P`` work piles):
+In table order (``P`` = :data:`MAX_WORK_PILES` work piles):
 
 ==================  ===================  =================================================
 indices             text                 move
@@ -16,7 +18,7 @@ indices             text                 move
 1                   ``T``                turn the stock
 2                   ``STUCK``            declare stuck (``STUCK S``)
 3                   ``NERTZ``            call
-4 (rotate_either)   ``STUCK N``          declare stuck, rotating the Nertz pile
+4                   ``STUCK N``          declare stuck, rotating the Nertz pile
 2 + P               ``N-F`` ``W-F`` ..   a top card (N, W, 1..P) to a foundation: any
                                          foundation it fits, or a new one for a starter
 2 x P               ``N-2`` ``W-4`` ..   the Nertz or waste top onto work pile j
@@ -37,7 +39,7 @@ What the table leaves out, on purpose:
 >>> from nertz.rules import Rules
 >>> codec = ActionCodec(Rules.from_spec("pagat"))
 >>> codec.size, codec.labels[:4], codec.labels[codec.index("3-1")]
-(30, ('NOOP', 'T', 'STUCK', 'NERTZ'), '3-1')
+(42, ('NOOP', 'T', 'STUCK', 'NERTZ'), '3-1')
 """
 
 from __future__ import annotations
@@ -64,6 +66,9 @@ STUCK_INDEX: Final = 2
 CALL_INDEX: Final = 3
 """The index of ``NERTZ`` (call) in every table."""
 
+MAX_WORK_PILES: Final = 5
+"""The most work piles a ruleset may have (the ``work_piles`` option: 4 or 5)."""
+
 
 @dataclass(frozen=True, slots=True)
 class ActionSlot:
@@ -86,10 +91,10 @@ Legal = dict[int, Move]
 
 
 class ActionCodec:
-    """The action table of one ruleset: indices to moves and back, and masks.
+    """The action table, read under one ruleset: indices to moves and back, and masks.
 
     ``seats`` is accepted for symmetry with :class:`nertz.env.observation.ObservationCodec`;
-    the table does not depend on it.
+    the table depends on neither it nor the ruleset.
     """
 
     __slots__ = ("_f_base", "_index", "_run_base", "_src_index", "_w_base", "_work", "labels",
@@ -97,15 +102,16 @@ class ActionCodec:
 
     def __init__(self, rules: Rules, seats: int = 1) -> None:
         self.rules = rules
-        self._work = rules.work_piles
+        if rules.work_piles > MAX_WORK_PILES:
+            raise ValueError(f"the table has room for {MAX_WORK_PILES} work piles")
+        self._work = MAX_WORK_PILES
         slots: list[ActionSlot] = [
             ActionSlot("noop", "NOOP"),
             ActionSlot("turn", "T"),
             ActionSlot("stuck", "STUCK", stuck="S"),
             ActionSlot("call", "NERTZ"),
+            ActionSlot("stuck", "STUCK N", stuck="N"),
         ]
-        if rules.stuck_reset == "rotate_either":
-            slots.append(ActionSlot("stuck", "STUCK N", stuck="N"))
         sources = ("N", "W", *(str(k) for k in range(1, self._work + 1)))
         self._src_index = {s: i for i, s in enumerate(sources)}
         self._f_base = len(slots)

@@ -11,12 +11,14 @@ King), the suit one-hot (``S H D C``), red, joker (a joker has no rank or suit b
 
 **Counts** are divided by 13 (a dealt Nertz pile in ``pagat``), so they sit near [0, 1].
 
-Layout, in order (``P`` work piles, ``O`` opponent slots, ``A`` actions):
+Layout, in order (``P`` = :data:`nertz.env.actions.MAX_WORK_PILES` work-pile slots, the same
+under every ruleset, ``O`` opponent slots, ``A`` actions):
 
 1. **Own seat**: Nertz top (card), Nertz count, waste top (card), waste count, stock count,
    declared stuck (0 or 1), cards it has on foundations; then per work pile: the top card (the
    one that takes a card), the bottom of the face-up run (the card that moves with the run),
-   face-up count, face-down count, empty (0 or 1).
+   face-up count, face-down count, empty (0 or 1); a pile slot the ruleset does not have is all
+   zeros.
 2. **Opponents**, clockwise from the seat's left, ``O`` slots (``seats - 1`` unless given; a
    missing opponent is all zeros, and past ``O`` the farther ones are left out): present,
    Nertz top (card), Nertz count, waste top (card), declared stuck, cards on foundations.
@@ -38,7 +40,7 @@ from gymnasium import spaces
 
 from nertz.cards import Card
 from nertz.engine import Round
-from nertz.env.actions import ActionCodec
+from nertz.env.actions import MAX_WORK_PILES, ActionCodec
 from nertz.foundations import POLICIES
 from nertz.rules import Rules
 from nertz.views import SeatView, TableauView, view
@@ -111,7 +113,7 @@ class ObservationCodec:
         """Opponent slots in the vector."""
         if self.opponents < 0:
             raise ValueError(f"opponent slots must be 0 or more, not {self.opponents}")
-        self._work = rules.work_piles
+        self._work = MAX_WORK_PILES
         self._actions = ActionCodec(rules).size
         self._opp_base = OWN_HEAD + self._work * PILE_WIDTH
         self._needs_base = self._opp_base + self.opponents * OPPONENT_WIDTH

@@ -17,10 +17,9 @@ waste, none turned face up) while nobody else played to a foundation either (all
 can see), it declares ``STUCK`` and then waits until the table changes that way or is reset, so
 a policy that would shuffle runs back and forth cannot hold up a table.
 
-It plays any seat count: the observation shows the opponent slots the policy was trained
-with (the nearest seats clockwise, the rest through the foundations). It needs the ruleset's
-action table to be the policy's (the same work-pile count and stuck rotation); under another
-ruleset :meth:`LearnedBot.start` raises :class:`nertz.rl.policy.PolicyError`.
+It plays any ruleset and seat count: the action table is one for all rulesets
+(:mod:`nertz.env.actions`), and the observation shows the opponent slots the policy was trained
+with (the nearest seats clockwise; the rest only through the foundations).
 """
 
 from __future__ import annotations
