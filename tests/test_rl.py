@@ -59,7 +59,7 @@ def test_bad_policy_files_say_what_is_wrong(tmp_path: Path) -> None:
     with pytest.raises(PolicyError, match="not a policy file"):
         Policy.load(junk)
     policy = random_policy(Rules.from_spec("pagat"))
-    policy.meta["labels"] = policy.meta["labels"][:-1] + ["9-8"]
+    policy.meta["labels"] = [*policy.meta["labels"][:-1], "9-8"]
     with pytest.raises(PolicyError, match="action table"):
         Policy.load(policy.save(tmp_path / "other.npz"))
 

@@ -178,11 +178,14 @@ class ActionCodec:
 
     # ------------------------------------------------------------------- legal actions
 
-    def legal(self, rnd: Round, seat: int) -> Legal:
+    def legal(self, rnd: Round, seat: int, any_foundation: bool = True) -> Legal:
         """Each legal entry and the move it stands for now (``NOOP`` left out).
 
-        ``k-j`` stands for the longest legal part of pile k's run onto j (a whole run, whose
-        move names no card, is longer than any part).
+        ``X-F`` stands for the engine's any-foundation move (it goes to whichever foundation
+        takes the card when it lands: the environment's choice, as a step's moves land in turn);
+        with ``any_foundation`` False, for the first foundation move the engine lists instead
+        (``X-Fk``, what a bot answers). ``k-j`` stands for the longest legal part of pile k's
+        run onto j (a whole run, whose move names no card, is longer than any part).
         """
         out: Legal = {}
         tab = rnd.tableaus[seat]
@@ -190,7 +193,8 @@ class ActionCodec:
             i = self._slot_of(move)
             kept = out.get(i)
             if kept is None:
-                out[i] = to_foundation(move.src) if move.kind is Kind.TO_FOUNDATION else move
+                is_foundation = move.kind is Kind.TO_FOUNDATION
+                out[i] = to_foundation(move.src) if is_foundation and any_foundation else move
             elif move.kind is Kind.TO_WORK and kept.card is not None:
                 if move.card is None:
                     out[i] = move

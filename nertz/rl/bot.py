@@ -112,7 +112,7 @@ class LearnedBot(Bot):
         if self.idle >= window:
             return None if rnd.stuck[seat] else STUCK
         codec = self.policy.actions
-        legal = codec.legal(rnd, obs.seat)
+        legal = codec.legal(rnd, obs.seat, any_foundation=False)
         if not legal:
             return None
         mask = codec.mask(rnd, obs.seat, legal)
