@@ -97,14 +97,14 @@ class Rejected(ServerMessage, tag="rejected", omit_defaults=True):
 
 
 class RaceWon(ServerMessage, tag="race_won"):
-    """To the players of the seat that won a race: whose move lost (``loser``, a seat, and its
-    name), by how many milliseconds, on which foundation. Names no card (every card in a race
-    is face up anyway)."""
+    """To the winning seat: its card stood, and seat ``loser`` lost the race with ``card`` (still
+    face up on its pile), ``margin_ms`` later (None where unknown)."""
 
-    foundation: int
-    margin_ms: int | None
     loser: int
     loser_name: str
+    foundation: int
+    card: str
+    margin_ms: int | None
 
 
 class Error(ServerMessage, tag="error", omit_defaults=True):

@@ -8,6 +8,7 @@ import {applyLocal, clone, lift, parseMove} from './rules.js';
 import {TableView} from './table.js';
 import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet, countUp} from './screens.js';
 import {ReplayViewer} from './replay.js';
+import {fetchAnalysis} from './analysis.js';
 import {beep, soundOn, setSound} from './sound.js';
 import {label, friendly} from './cards.js';
 
@@ -92,7 +93,7 @@ async function route() {
     fill(root, h('p', {class: 'loading', text: 'Loading the replay…'}));
     try {
       openReplay(await api(`/api/matches/${encodeURIComponent(id)}/frames`), `match ${id}`,
-        {match: id, round: params.get('round'), step: params.get('step')});
+        () => fetchAnalysis(id), {match: id, round: params.get('round'), step: params.get('step')});
     }
     catch (e) { fill(root, h('div', {class: 'screen'}, h('p', {class: 'error-text', text: e.message}), h('a', {href: '/'}, 'Home'))); }
     return;
@@ -103,10 +104,11 @@ async function route() {
 
 window.addEventListener('popstate', route);
 
-function openReplay(frames, title, start = {}) {
+function openReplay(frames, title, loadAnalysis = null, start = {}) {
   teardown();
   document.title = `Nertz replay: ${frames.players.join(', ')}`;
   replayView = new ReplayViewer(root, frames, title, app, start);
+  if (loadAnalysis) replayView.showAnalysis(loadAnalysis);
 }
 
 function seatKey(roomId) { return `nertz:room:${roomId}`; }
