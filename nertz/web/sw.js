@@ -11,7 +11,7 @@ const FILES = [
   '/static/icon.svg',
   '/static/js/main.js', '/static/js/dom.js', '/static/js/net.js', '/static/js/rules.js',
   '/static/js/table.js', '/static/js/cards.js', '/static/js/screens.js', '/static/js/names.js',
-  '/static/js/replay.js', '/static/js/sound.js', '/static/js/merge.js',
+  '/static/js/replay.js', '/static/js/sound.js', '/static/js/merge.js', '/static/js/analysis.js',
 ];
 
 self.addEventListener('install', (event) => {
