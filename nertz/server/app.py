@@ -41,7 +41,7 @@ from nertz.analysis import analyse
 from nertz.errors import ReplayError, RulesError
 from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
 from nertz.server import protocol
-from nertz.server.hub import Hub
+from nertz.server.hub import ROOM_IDLE_SECONDS, Hub
 from nertz.server.limits import Barred, KeyedLimit, SocketCaps, TokenBucket, give_back_memory
 from nertz.server.live import LiveRoom
 from nertz.server.openapi import ROUTES as API
@@ -294,13 +294,15 @@ def create_app(
     rooms_per_minute: int = ROOMS_PER_MINUTE,
     sockets_per_address: int = SOCKETS_PER_ADDRESS,
     max_sockets: int = MAX_SOCKETS,
+    room_idle_seconds: float = ROOM_IDLE_SECONDS,
 ) -> FastAPI:
     """The application; storage opens (and migrates) at start-up and every live room returns.
 
     ``deal_seed`` makes every room's n-th match deal the same cards: for tests and demos only,
     as anyone who knows the seed knows every card. ``rooms_per_minute`` limits room creation
     per client address, ``sockets_per_address`` and ``max_sockets`` the sockets open at once
-    (0: no limit). The client address is the peer's: the server in front (``nertz serve``)
+    (0: no limit); a room with nobody connected for ``room_idle_seconds`` closes. The client
+    address is the peer's: the server in front (``nertz serve``)
     rewrites it from forwarded headers only for the proxies it was told to trust."""
     state: dict[str, Any] = {}
     sockets = SocketCaps(sockets_per_address, max_sockets)
@@ -310,7 +312,8 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = await Store.open(db_url)
-        hub = Hub(store, start_bots=start_bots, deal_seed=deal_seed)
+        hub = Hub(store, start_bots=start_bots, deal_seed=deal_seed,
+                  idle_seconds=room_idle_seconds)
         restored = await hub.restore_all()
         log.info("nertz: %d rooms restored", restored)
         # Everything alive now (imports, the restored rooms) stays alive: keep the collector
@@ -363,6 +366,9 @@ def create_app(
     async def room_or_404(key: str) -> LiveRoom:
         room = await find_room(key)
         if room is None:
+            if len(key) <= 32 and await hub().closed_info(key) is not None:
+                raise ApiError(410, f"room {key!r} has closed (nobody was in it); its finished "
+                                    "matches stay downloadable")
             raise ApiError(404, f"no room {key!r}")
         return room
 
@@ -428,6 +434,11 @@ def create_app(
 
     @app.get("/api/rooms/{key}", **API["get_room"])
     async def get_room(key: str) -> dict[str, Any]:
+        room = await find_room(key)
+        if room is None and len(key) <= 32:
+            closed = await hub().closed_info(key)
+            if closed is not None:
+                return closed
         return (await room_or_404(key)).table.room_info()
 
     @app.post("/api/rooms/{key}/join", **API["join_room"])
@@ -560,7 +571,11 @@ def create_app(
             conn.send(_error("unavailable", exc.message))
             return
         if room is None:
-            conn.send(_error("no_room", f"no room {room_id!r}"))
+            if len(room_id) <= 32 and await hub().closed_info(room_id) is not None:
+                conn.send(_error("room_closed", f"room {room_id!r} has closed (nobody was in "
+                                                "it)"))
+            else:
+                conn.send(_error("no_room", f"no room {room_id!r}"))
             return
         player: Player | None = None
         said_hello = False
@@ -626,7 +641,8 @@ def create_app(
                     except ApiError as exc:
                         conn.send(_error("unavailable", exc.message))
                         continue
-                    if fresh is None:  # pragma: no cover - rooms are not deleted
+                    if fresh is None:  # closed meanwhile (nobody else was in it)
+                        conn.send(_error("room_closed", "this room has closed"))
                         break
                     room.detach(conn)
                     room = fresh

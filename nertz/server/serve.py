@@ -10,6 +10,7 @@ from typing import Any
 import uvicorn
 
 from nertz.server.app import MAX_SOCKETS, ROOMS_PER_MINUTE, SOCKETS_PER_ADDRESS, create_app
+from nertz.server.hub import ROOM_IDLE_SECONDS
 from nertz.server.protocol import MAX_MESSAGE_BYTES
 
 GC_THRESHOLD = 100_000
@@ -27,6 +28,7 @@ def serve(
     trusted_proxies: tuple[str, ...] = (),
     sockets_per_address: int = SOCKETS_PER_ADDRESS,
     max_sockets: int = MAX_SOCKETS,
+    room_idle_minutes: float = ROOM_IDLE_SECONDS / 60,
 ) -> int:
     """Serve until stopped; returns the exit code. ``trusted_proxies`` are the addresses (or
     networks) of the proxies in front whose ``X-Forwarded-For`` names the client."""
@@ -44,7 +46,8 @@ def serve(
     # are most of the slowest round trips under load. Collect young objects far less often.
     gc.set_threshold(GC_THRESHOLD, 50, 1000)
     app = create_app(db, allowed_origins, deal_seed=deal_seed, rooms_per_minute=rooms_per_minute,
-                     sockets_per_address=sockets_per_address, max_sockets=max_sockets)
+                     sockets_per_address=sockets_per_address, max_sockets=max_sockets,
+                     room_idle_seconds=room_idle_minutes * 60)
     print(f"nertz: serving on http://{host}:{port}", flush=True)
     uvicorn.Server(server_config(app, host, port, trusted_proxies)).run()
     return 0
