@@ -2,7 +2,8 @@
 
 :class:`LiveRoom` is the one place where the two meet: a socket's command goes to
 :meth:`Table.handle <nertz.server.room.table.Table.handle>`, and the effects it returns (and the
-clock's) go to the :class:`~nertz.server.edge.fanout.Fanout`. It also runs the room's bots,
+clock's) go over the :class:`~nertz.server.bus.Bus` to the
+:class:`~nertz.server.edge.fanout.Fanout`. It also runs the room's bots,
 each through an in-process :class:`~nertz.server.room.bots.RoomSeat`. When rooms are owned
 across processes, the bus carries the same two calls (commands in, effects out) between a
 room's owner and the sockets' process.
@@ -15,6 +16,7 @@ import logging
 
 from nertz.bots.driver import BotDriver
 from nertz.server import protocol
+from nertz.server.bus import Bus
 from nertz.server.edge.fanout import Fanout, Sink
 from nertz.server.room.bots import RoomSeat
 from nertz.server.room.lobby import Player
@@ -27,14 +29,18 @@ log = logging.getLogger("nertz.bots")
 class LiveRoom:
     """One room's table and sockets, and its bots' tasks."""
 
-    def __init__(self, table: Table, start_bots: bool = True) -> None:
+    def __init__(self, table: Table, bus: Bus, start_bots: bool = True) -> None:
         self.table = table
+        self.bus = bus
         self.fanout = Fanout()
         self.start_bots = start_bots
         self.tasks: set[asyncio.Task[None]] = set()
-        self._bot_ids = 0
         table.on_bot = self.start_bot
-        table.connect(self.fanout.publish)
+        bus.subscribe(table.id, self.fanout)
+        table.connect(self._publish)
+
+    def _publish(self, fx: Effects, sender: Sink | None = None) -> None:
+        self.bus.publish(self.table.id, fx, sender)
 
     @property
     def id(self) -> str:
@@ -52,7 +58,7 @@ class LiveRoom:
         """A socket joins: bring it up to date from ``since`` or send the whole state."""
         self.fanout.attach(sink, player.id if player is not None else None)
         self.resync(sink, player, since)
-        self.fanout.publish(self.table.connected(player))
+        self._publish(self.table.connected(player))
 
     def resync(self, sink: Sink, player: Player | None, since: int | None) -> None:
         """Answer a ``sync``: the missed broadcasts, or the whole state (the socket stays
@@ -65,7 +71,7 @@ class LiveRoom:
         """A socket closed. The seat waits for its player to come back."""
         pid = self.fanout.detach(sink)
         if pid is not None:
-            self.fanout.publish(self.table.disconnected(self.table.players.get(pid)))
+            self._publish(self.table.disconnected(self.table.players.get(pid)))
 
     @property
     def changed(self) -> asyncio.Event:
@@ -76,7 +82,7 @@ class LiveRoom:
                sender: Sink | None) -> Effects:
         """One command from ``player`` on socket ``sender``; its answers go back there."""
         fx = self.table.handle(player, message)
-        self.fanout.publish(fx, sender)
+        self._publish(fx, sender)
         return fx
 
     def submit(self, player: Player, message: protocol.ClientMessage) -> Effects:
@@ -86,7 +92,7 @@ class LiveRoom:
     async def join(self, name: str, spectator: bool) -> tuple[Player, str]:
         """Add a person once the join is stored: the player and their seat token."""
         player, token, fx = self.table.join(name, spectator)
-        self.fanout.publish(fx)
+        self._publish(fx)
         if fx.committed is not None:
             await asyncio.gather(fx.committed, return_exceptions=True)
         return player, token
@@ -124,6 +130,7 @@ class LiveRoom:
         self.table.close()
         for task in list(self.tasks):
             task.cancel()
+        self.bus.unsubscribe(self.table.id, self.fanout)
         self.fanout.close()
 
     async def settled(self) -> None:
