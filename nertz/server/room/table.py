@@ -549,6 +549,7 @@ class Table:
             "rules": self.rules.to_spec(),
             "options": self.rules.to_options(),
             "seats": self.seats,
+            "seat_names": [self.lobby.seat_name(s) for s in range(self.seats)],
             "phase": self.phase,
             "host": self.host,
             # ``plays``: the half of its seat's tableau each player may play (0: the Nertz
