@@ -10,9 +10,9 @@ import pytest
 from server_support import ask, hello, in_loop, moves_of, recv_until, table_of, two_players
 from starlette.testclient import TestClient
 
-import nertz.server.app as app_module
+import nertz.server.edge.app as app_module
 import nertz.server.room.lobby as lobby_module
-from nertz.server.app import create_app
+from nertz.server.edge.app import create_app
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

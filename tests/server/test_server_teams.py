@@ -15,7 +15,7 @@ from nertz.bots.driver import fits_hand, own_half_move
 from nertz.match import Match
 from nertz.moves import Kind, Move
 from nertz.rules import Rules
-from nertz.server.app import create_app
+from nertz.server.edge.app import create_app
 
 SPLIT = {"preset": "pagat", "teams": "split"}
 
