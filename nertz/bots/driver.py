@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from nertz.bots.base import Bot, Observation
-from nertz.bots.registry import find_bot, find_speed
+from nertz.bots.registry import UnknownName, find_bot, find_speed
+from nertz.bots.speed import HUMAN_LEVELS
 from nertz.engine import hand_refusal
 from nertz.moves import Kind, Move
 from nertz.rules import Rules
@@ -54,6 +55,22 @@ class SeatLink(Protocol):
 
     async def play(self, move: Move) -> bool:
         """Submit ``move``; False if refused as a command (too fast, no round), not as a move."""
+
+
+LIVE_LEVELS = HUMAN_LEVELS
+"""Speed levels that play a live table (the faster ones are for simulation)."""
+
+
+def level_problem(level: str) -> str | None:
+    """Why speed ``level`` cannot play a live table (an unknown name, or a level for simulation
+    only), or None if it can: the one check for the server's bots and ``nertz bot``."""
+    try:
+        find_speed(level)
+    except UnknownName as exc:
+        return str(exc)
+    if level not in LIVE_LEVELS:
+        return f"level {level!r} is for simulation; rooms take {', '.join(LIVE_LEVELS)}"
+    return None
 
 
 class BotDriver:

@@ -24,13 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from nertz.bots import Observation, find_bot, find_speed
-from nertz.bots.driver import BotDriver, Look
-from nertz.bots.speed import HUMAN_LEVELS
+from nertz.bots.driver import LIVE_LEVELS, BotDriver, Look, level_problem
 from nertz.moves import Move
 from nertz.net.client import Client, ClientError, Message, MoveResult
 from nertz.rules import Rules
 
-NETWORK_LEVELS: Final = HUMAN_LEVELS
+NETWORK_LEVELS: Final = LIVE_LEVELS
 """Speed levels a room accepts."""
 
 
@@ -78,10 +77,7 @@ class NetworkBot:
         on_answer: Callable[[MoveResult, bool], None] | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
-        if level not in NETWORK_LEVELS:
-            find_speed(level)  # an unknown name raises with the list of levels
-            raise ClientError(f"level {level!r} is for simulation; rooms take "
-                              f"{', '.join(NETWORK_LEVELS)}")
+        _check_level(level)
         self.client = client
         self.matches = matches
         self.host_duties = host_duties
@@ -232,6 +228,13 @@ class NetworkBot:
                 await client.rematch()
 
 
+def _check_level(level: str) -> None:
+    find_speed(level)  # an unknown name raises with the list of levels
+    problem = level_problem(level)
+    if problem:
+        raise ClientError(problem)
+
+
 class NetworkSeat:
     """The bot loop's :class:`~nertz.bots.driver.SeatLink` over a client: the seat's view from
     the client's mirror, moves sent and their answers counted in the bot's :class:`BotStats`."""
@@ -305,10 +308,7 @@ async def run_bot(
     """``nertz bot``: join the room at ``url`` as ``name`` and play until the match count is
     reached (0: until stopped). Raises :class:`ClientError` with a one-line message on a bad URL,
     an unreachable server or a refused join."""
-    if level not in NETWORK_LEVELS:
-        find_speed(level)
-        raise ClientError(f"level {level!r} is for simulation; rooms take "
-                          f"{', '.join(NETWORK_LEVELS)}")
+    _check_level(level)
     find_bot(bot)
     if say is None:
         def say(line: str) -> None:
