@@ -8,6 +8,7 @@ import {applyLocal, clone, lift, parseMove} from './rules.js';
 import {TableView} from './table.js';
 import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet} from './screens.js';
 import {ReplayViewer} from './replay.js';
+import {fetchAnalysis} from './analysis.js';
 import {beep, soundOn, setSound} from './sound.js';
 import {label} from './cards.js';
 
@@ -79,7 +80,7 @@ async function route() {
   if (params.get('replay')) {
     const id = params.get('replay');
     fill(root, h('p', {class: 'loading', text: 'Loading the replay…'}));
-    try { openReplay(await api(`/api/matches/${encodeURIComponent(id)}/frames`), `match ${id}`); }
+    try { openReplay(await api(`/api/matches/${encodeURIComponent(id)}/frames`), `match ${id}`, () => fetchAnalysis(id)); }
     catch (e) { fill(root, h('div', {class: 'screen'}, h('p', {class: 'error-text', text: e.message}), h('a', {href: '/'}, 'Home'))); }
     return;
   }
@@ -89,10 +90,11 @@ async function route() {
 
 window.addEventListener('popstate', route);
 
-function openReplay(frames, title) {
+function openReplay(frames, title, loadAnalysis = null) {
   teardown();
   document.title = 'Nertz replay';
   replayView = new ReplayViewer(root, frames, title, app);
+  if (loadAnalysis) replayView.showAnalysis(loadAnalysis);
 }
 
 function seatKey(roomId) { return `nertz:room:${roomId}`; }
