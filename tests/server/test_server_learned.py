@@ -25,7 +25,7 @@ from starlette.testclient import TestClient
 
 from nertz.bots import SPEEDS, GreedyBot, Observation, SpeedProfile
 from nertz.rules import Rules
-from nertz.server.app import create_app
+from nertz.server.edge.app import create_app
 
 
 def test_a_room_plays_with_the_learned_bot(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
