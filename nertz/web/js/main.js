@@ -336,9 +336,10 @@ function seatPlayers(seat) {
   return S.room ? S.room.players.filter((p) => p.seat === seat) : [];
 }
 
+/** A seat's name as the server gives it (its people's names, `Ann & Bob`). */
 function seatName(seat) {
-  const ps = seatPlayers(seat);
-  return ps.length ? ps.map((p) => p.name).join(' & ') : `Seat ${seat + 1}`;
+  const names = S.room && S.room.seat_names;
+  return (names && names[seat]) || `seat ${seat + 1}`;
 }
 
 /** The letter on a seat's owner mark: the name's initial, or the seat number when two seats
@@ -462,12 +463,12 @@ function render() {
   if (!tableView) {
     tableView = new TableView(root, {
       get seat() { return S.you ? S.you.seat : null; },
-      // Under split teams a partner alone at a seat plays the whole tableau (as the server).
+      // Which half of the seat's tableau this player plays, as the server says (`plays`).
       get hand() {
         const you = S.you;
-        if (!you || you.seat == null) return null;
-        const partner = S.room.players.some((p) => p.seat === you.seat && (p.hand || 0) === 1 - (you.hand || 0));
-        return partner ? (you.hand || 0) : null;
+        if (!you || you.seat == null || !S.room) return null;
+        const me = S.room.players.find((p) => p.id === you.player);
+        return me && me.plays != null ? me.plays : null;
       },
       get options() { return S.room.options; },
       names: seatName,
