@@ -4,7 +4,8 @@ going, reconnects, hostile clients; prints what held and what did not.
 Starts a real ``nertz serve`` on a free loopback port with a temporary SQLite database (rooms
 left empty close after ``--room-idle-minutes``, 1 here). Then, for ``--seconds``:
 
-- ``--clients`` honest people, two to a room with two server bots at ``expert`` speed. Each
+- ``--clients`` honest people, two to a room with two server bots (greedy, at ``expert``
+  speed). Each
   pair plays a one-round match (a :class:`~nertz.client.Client` each, moves chosen by the
   greedy bot from the client's own view, at a person's pace), checks the match's replay scores
   as played (downloaded, replayed with :func:`nertz.replay.run`, compared with the result the
@@ -98,14 +99,17 @@ def rss_mb(pid: int) -> float:
 
 
 @contextlib.contextmanager
-def server(port: int, clients: int) -> Iterator[subprocess.Popen[bytes]]:
-    """``nertz serve`` on loopback with a fresh SQLite file, limits opened for one address."""
+def server(port: int, clients: int, log: list[str]) -> Iterator[subprocess.Popen[bytes]]:
+    """``nertz serve`` on loopback with a fresh SQLite file, limits opened for one address;
+    its log (a file: a pipe nobody reads would fill and stop the server) ends up in ``log``."""
     folder = tempfile.mkdtemp(prefix="nertz-soak-")
+    log_path = Path(folder) / "server.log"
     cmd = [sys.executable, "-m", "nertz.cli", "serve", "--host", "127.0.0.1",
            "--port", str(port), "--db", f"sqlite:///{folder}/soak.db",
            "--rooms-per-minute", "0", "--sockets-per-address", "0",
            "--max-sockets", str(max(4000, 2 * clients)), "--room-idle-minutes", "1"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    with open(log_path, "wb") as err:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)
     try:
         yield proc
     finally:
@@ -115,6 +119,7 @@ def server(port: int, clients: int) -> Iterator[subprocess.Popen[bytes]]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+        log.extend(log_path.read_text(errors="replace").splitlines())
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -206,7 +211,7 @@ async def room_pair(base: str, index: int, http: httpx.AsyncClient, tally: Tally
             tally.rooms += 1
             tally.live_rooms.append(host.room_id)
             for _ in range(2):
-                await host.add_bot(bot="expert", level="expert")
+                await host.add_bot(bot="greedy", level="expert")
             await host.wait_for(lambda c: len(c.room["players"]) == 4 if c.room else False, 30)
             await host.start(countdown_ms=0)
             await asyncio.gather(person(host, rules, rng, tally, until),
@@ -289,7 +294,8 @@ async def run(clients: int, seconds: float, hostile_every: int) -> dict[str, Any
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     tally = Tally()
-    with server(port, clients) as proc:
+    server_log: list[str] = []
+    with server(port, clients, server_log) as proc:
         await wait_healthy(base, proc)
         start = time.monotonic()
         until = start + seconds
@@ -327,6 +333,9 @@ async def run(clients: int, seconds: float, hostile_every: int) -> dict[str, Any
                    "samples": samples},
         "tasks_crashed": crashed[:5],
         "server_alive_at_end": server_alive,
+        "server_tracebacks": sum("Traceback" in line for line in server_log),
+        "server_errors": [line[:160] for line in server_log
+                          if " ERROR " in line or "Error:" in line][:8],
     }
 
 
