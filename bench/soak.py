@@ -6,7 +6,7 @@ left empty close after ``--room-idle-minutes``, 1 here). Then, for ``--seconds``
 
 - ``--clients`` honest people, two to a room with two server bots (greedy, at ``expert``
   speed). Each
-  pair plays a one-round match (a :class:`~nertz.client.Client` each, moves chosen by the
+  pair plays a one-round match (a :class:`~nertz.net.client.Client` each, moves chosen by the
   greedy bot from the client's own view, at a person's pace), checks the match's replay scores
   as played (downloaded, replayed with :func:`nertz.replay.run`, compared with the result the
   clients were sent), leaves, and opens a new room: rooms come and go all the time. Now and
@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT))
 
 from nertz import replay  # noqa: E402
 from nertz.bots import GreedyBot, Observation  # noqa: E402
-from nertz.client import Client, ClientError  # noqa: E402
+from nertz.net.client import Client, ClientError  # noqa: E402
 from nertz.rules import Rules  # noqa: E402
 
 RULES: dict[str, Any] = {"preset": "pagat", "rounds": 1, "nertz_pile_size": 6}
