@@ -48,13 +48,13 @@ import random
 from typing import Final
 
 from nertz.bots.base import Bot, Observation, sample_world
-from nertz.bots.basic import GreedyBot
+from nertz.bots.heuristic import NAMES, NOWHERE, foundation_move, strong_move
+from nertz.bots.idle import IdleSense
 from nertz.bots.memory import StockMemory
 from nertz.cards import Card
-from nertz.engine import NEW_FOUNDATION, Round, valid_run
+from nertz.engine import Round
 from nertz.errors import IllegalMoveError
-from nertz.moves import CALL, TURN, Kind, Move, to_foundation, to_work
-from nertz.playout import greedy_move
+from nertz.moves import CALL, TURN, Kind, Move, to_work
 from nertz.rules import Rules
 from nertz.scoring import card_value
 from nertz.state import Tableau
@@ -74,6 +74,8 @@ OPPONENTS_PLAY: Final = True
 """In rollouts, the other seats play their top cards to the foundations as they come to fit."""
 DIG: Final = True
 """With the Nertz pile empty but behind on points, turn the stock for a pass before calling."""
+IDLE_PASSES: Final = 2
+"""Idle passes through the stock before declaring stuck (:class:`~nertz.bots.idle.IdleSense`)."""
 SHUFFLE_COST: Final = 0.05
 """A work-to-work move must beat turning by this much: it spends a move and risks loops."""
 
@@ -95,7 +97,7 @@ class ExpertBot(Bot):
         """Rollouts per decision at most: with many candidates each gets fewer worlds."""
         self.max_candidates = max_candidates
         """Candidates looked at beyond this many are skipped (rare, keeps the budget)."""
-        self._greedy = GreedyBot()
+        self._idle = IdleSense(patience=IDLE_PASSES)
         self._fast_rules: Rules | None = None
         self._shuffled: set[str] = set()
         self._memory: StockMemory | None = None
@@ -104,7 +106,7 @@ class ExpertBot(Bot):
     def start(self, seat: int, rules: Rules, seed: int | str = 0) -> None:
         """Begin a round."""
         super().start(seat, rules, seed)
-        self._greedy.start(seat, rules, seed)
+        self._idle.clear()
         # Rollouts skip the table-wide blocked check: it looks at other seats' hidden cards
         # (sampled, so meaningless) and costs more than the rollout move itself.
         self._fast_rules = rules.replace(blocked_round_end=False)
@@ -149,14 +151,14 @@ class ExpertBot(Bot):
         candidates += [m for m in legal if m.kind is Kind.TO_WORK and m.src == "W"]
         candidates += self._plan(rnd, seat)
         if not candidates:
-            return self._greedy.when_idle(obs)
+            return self._idle.when_idle(obs)
         if TURN in legal:
             candidates.append(TURN)
         best = candidates[0]
         if len(candidates) > 1:
             best = self._look_ahead(rnd, seat, candidates[: self.max_candidates])
         if best is TURN:
-            return self._greedy.when_idle(obs)
+            return self._idle.when_idle(obs)
         return self._made(best)
 
     def _plan(self, rnd: Round, seat: int) -> list[Move]:
@@ -168,7 +170,6 @@ class ExpertBot(Bot):
         target = tab.nertz[-1]
         down = tab.down
         partial = rnd.rules.move_partial_runs
-        jokers = rnd.rules.jokers
         out: list[Move] = []
         piles = tab.work
         for k, pile in enumerate(piles):
@@ -179,7 +180,7 @@ class ExpertBot(Bot):
                 for j, other in enumerate(piles):
                     if j == k or len(other) <= down[j]:
                         continue
-                    if not _fits(other, down[j], moving, jokers):
+                    if not rnd._fits_pile(other, down[j], moving):
                         continue
                     move = to_work(str(k + 1), j + 1, None if i == d else pile[i])
                     if not self._fresh(move):
@@ -188,8 +189,8 @@ class ExpertBot(Bot):
                     if (
                         not left
                         or len(left) == d
-                        or rnd.foundation_for(left[-1]) != -2
-                        or _fits(left, d, [target], jokers)
+                        or rnd.foundation_for(left[-1]) != NOWHERE
+                        or rnd._fits_pile(left, d, [target])
                     ):
                         out.append(move)
         return out
@@ -251,7 +252,7 @@ class ExpertBot(Bot):
             self._shuffled.add(str(move))
         else:
             self._shuffled.clear()
-            self._greedy.progressed()
+            self._idle.progressed()
         return move
 
     def _look_ahead(self, rnd: Round, seat: int, candidates: list[Move]) -> Move:
@@ -317,7 +318,7 @@ class ExpertBot(Bot):
                             break  # its last Nertz card ended the round (``call: auto``)
                 if world.ended is not None:
                     break
-            move = greedy_move(world, seat)
+            move = strong_move(world, seat)
             if move is None and (tab.stock or tab.waste):
                 move = TURN
         return value
@@ -326,20 +327,19 @@ class ExpertBot(Bot):
 def _foundation_play(rnd: Round, seat: int) -> Move | None:
     """The seat's first foundation play in greedy's order (Nertz top, waste top, work tops)."""
     tab = rnd.tableaus[seat]
-    fits = rnd.foundation_for
     if tab.nertz:
-        fi = fits(tab.nertz[-1])
-        if fi != -2:
-            return to_foundation("N", 0 if fi == NEW_FOUNDATION else fi + 1)
+        move = foundation_move(rnd, "N", tab.nertz[-1])
+        if move is not None:
+            return move
     if tab.waste:
-        fi = fits(tab.waste[-1])
-        if fi != -2:
-            return to_foundation("W", 0 if fi == NEW_FOUNDATION else fi + 1)
+        move = foundation_move(rnd, "W", tab.waste[-1])
+        if move is not None:
+            return move
     for k, (pile, d) in enumerate(zip(tab.work, tab.down, strict=True)):
         if len(pile) > d:
-            fi = fits(pile[-1])
-            if fi != -2:
-                return to_foundation(str(k + 1), 0 if fi == NEW_FOUNDATION else fi + 1)
+            move = foundation_move(rnd, NAMES[k], pile[-1])
+            if move is not None:
+                return move
     return None
 
 
@@ -358,17 +358,6 @@ def _visible_points(rnd: Round) -> list[int]:
             each = penalty if isinstance(penalty, int) else card_value(rules, 7)
             points[s] -= each * len(tab.nertz)
     return points
-
-
-def _fits(pile: list[Card], down: int, moving: list[Card], jokers: bool) -> bool:
-    """Whether ``moving`` goes onto ``pile`` (whose first ``down`` cards are face down)."""
-    if len(pile) == down:
-        return True
-    if jokers:
-        return valid_run(pile[down:] + moving)
-    top = pile[-1]
-    first = moving[0]
-    return first.rank == top.rank - 1 and first.red is not top.red
 
 
 def _source_card(tab: Tableau, move: Move) -> Card:
