@@ -11,9 +11,9 @@ from what the seat has seen, never from the engine's look at hidden cards).
 from __future__ import annotations
 
 from nertz.bots.base import Bot, Observation
-from nertz.bots.heuristic import strong_move
+from nertz.bots.heuristic import play_on, strong_move
 from nertz.bots.idle import IdleSense
-from nertz.moves import CALL, Kind, Move
+from nertz.moves import TURN, Kind, Move
 from nertz.rules import Rules
 
 
@@ -37,12 +37,14 @@ class GreedyBot(Bot):
         super().__init__()
         self.idle = IdleSense(patience=2)
         self._shuffled: set[Move] = set()
+        self._dug = 0
 
     def start(self, seat: int, rules: Rules, seed: int | str = 0) -> None:
         """Begin a round: nothing turned idly yet."""
         super().start(seat, rules, seed)
         self.idle.clear()
         self._shuffled = set()
+        self._dug = 0
 
     def decide(self, obs: Observation) -> Move | None:
         """The first play on the priority list, else what an idle seat does."""
@@ -50,7 +52,11 @@ class GreedyBot(Bot):
         if rnd.ended is not None:
             return None
         if not rnd.tableaus[obs.seat].nertz:
-            return CALL if rnd.rules.call == "manual" else None
+            if rnd.rules.call != "manual":
+                return None
+            last = play_on(rnd, obs.seat, self._dug)
+            self._dug = self._dug + 1 if last is TURN else 0
+            return last
         move = strong_move(rnd, obs.seat, self.idle.passes(obs) >= 1, self._shuffled)
         if move is None:
             return self.idle.when_idle(obs)

@@ -48,15 +48,15 @@ import random
 from typing import Final
 
 from nertz.bots.base import Bot, Observation, sample_world
-from nertz.bots.heuristic import NAMES, NOWHERE, foundation_move, strong_move
+from nertz.bots.heuristic import NAMES, NOWHERE, foundation_move, play_on
 from nertz.bots.idle import IdleSense
 from nertz.bots.memory import StockMemory
 from nertz.cards import Card
 from nertz.engine import Round
 from nertz.errors import IllegalMoveError
-from nertz.moves import CALL, TURN, Kind, Move, to_work
+from nertz.moves import TURN, Kind, Move, to_work
+from nertz.playout import greedy_move
 from nertz.rules import Rules
-from nertz.scoring import card_value
 from nertz.state import Tableau
 
 NERTZ_REWARD: Final = 5.0
@@ -203,20 +203,11 @@ class ExpertBot(Bot):
         first) and calls as soon as it leads. With nothing to play it turns its stock for more
         (a call while behind loses for sure; playing on may still win, as long as another seat
         does not call first), and calls once a whole pass has turned up nothing."""
-        points = _visible_points(rnd)
-        mine = points[seat]
-        if all(mine > p for s, p in enumerate(points) if s != seat):
-            return CALL
         plays = [m for m in rnd.legal_moves(seat) if m.kind is Kind.TO_FOUNDATION]
-        if plays:
-            self._digging = 0
-            return self._urgent(rnd, seat, plays) or plays[0]
-        tab = rnd.tableaus[seat]
-        cards = len(tab.stock) + len(tab.waste)
-        if DIG and cards and self._digging <= cards // rnd.rules.turn_count + 1:
-            self._digging += 1
-            return TURN
-        return CALL
+        urgent = self._urgent(rnd, seat, plays) if plays else None
+        move = play_on(rnd, seat, self._digging if DIG else 10**6, urgent)
+        self._digging = self._digging + 1 if move is TURN else 0
+        return move
 
     def _urgent(self, rnd: Round, seat: int, plays: list[Move]) -> Move | None:
         """A contested foundation play (Nertz first), else the Nertz top to a foundation."""
@@ -318,7 +309,7 @@ class ExpertBot(Bot):
                             break  # its last Nertz card ended the round (``call: auto``)
                 if world.ended is not None:
                     break
-            move = strong_move(world, seat)
+            move = greedy_move(world, seat)
             if move is None and (tab.stock or tab.waste):
                 move = TURN
         return value
@@ -341,23 +332,6 @@ def _foundation_play(rnd: Round, seat: int) -> Move | None:
             if move is not None:
                 return move
     return None
-
-
-def _visible_points(rnd: Round) -> list[int]:
-    """Each seat's round score as the table shows it: foundation cards, less the Nertz-pile
-    penalty (bonuses and variant payments left out: this is a bot's quick count)."""
-    rules = rnd.rules
-    points = [0] * rnd.seats
-    for f in rnd.foundations:
-        for owner, rank in zip(f.owners, f.ranks, strict=True):
-            points[owner] += card_value(rules, rank)
-    penalty = rules.nertz_penalty
-    for s, tab in enumerate(rnd.tableaus):
-        if tab.nertz:
-            # Only the top card shows: price the hidden ones as average cards.
-            each = penalty if isinstance(penalty, int) else card_value(rules, 7)
-            points[s] -= each * len(tab.nertz)
-    return points
 
 
 def _source_card(tab: Tableau, move: Move) -> Card:

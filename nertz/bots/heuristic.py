@@ -35,7 +35,8 @@ from typing import Final
 
 from nertz.cards import Card
 from nertz.engine import NEW_FOUNDATION, Round
-from nertz.moves import Move, to_foundation, to_work
+from nertz.moves import CALL, TURN, Kind, Move, to_foundation, to_work
+from nertz.scoring import card_value
 from nertz.state import Tableau
 
 NOWHERE: Final = -2
@@ -127,13 +128,19 @@ def whole_run_move(rnd: Round, tab: Tableau) -> Move | None:
     a tucked run's base included (onto the Nertz card just laid on an empty pile)."""
     work = tab.work
     down = tab.down
+    wild = rnd.rules.jokers
     for k, pile in enumerate(work):
         d = down[k]
         if len(pile) <= d:
             continue
-        run = pile[d:]
+        base = pile[d]
         for j, other in enumerate(work):
-            if j != k and other and rnd._fits_pile(other, down[j], run):
+            if j == k or not other:
+                continue
+            if wild:
+                if rnd._fits_pile(other, down[j], pile[d:]):
+                    return to_work(NAMES[k], j + 1)
+            elif other[-1].rank == base.rank + 1 and other[-1].red is not base.red:
                 return to_work(NAMES[k], j + 1)
     return None
 
@@ -146,12 +153,27 @@ def partial_moves(rnd: Round, tab: Tableau) -> list[tuple[int, int, int]]:
     out: list[tuple[int, int, int]] = []
     work = tab.work
     down = tab.down
-    for k, pile in enumerate(work):
-        for i in range(down[k] + 1, len(pile)):
-            moving = pile[i:]
-            for j, other in enumerate(work):
-                if j != k and other and rnd._fits_pile(other, down[j], moving):
-                    out.append((k, i, j))
+    if rnd.rules.jokers:
+        for k, pile in enumerate(work):
+            for i in range(down[k] + 1, len(pile)):
+                moving = pile[i:]
+                for j, other in enumerate(work):
+                    if j != k and other and rnd._fits_pile(other, down[j], moving):
+                        out.append((k, i, j))
+        return out
+    # Without jokers a face-up run goes down by one: the one card of run k that could go onto
+    # pile j's top sits at the index its rank gives.
+    for j, other in enumerate(work):
+        if len(other) <= down[j]:
+            continue
+        target = other[-1]
+        for k, pile in enumerate(work):
+            d = down[k]
+            if k == j or len(pile) <= d + 1:
+                continue
+            i = d + pile[d].rank - target.rank + 1
+            if d < i < len(pile) and pile[i].red is not target.red:
+                out.append((k, i, j))
     return out
 
 
@@ -245,3 +267,44 @@ def _on_track(card: Card, pile_top: Card) -> bool:
     """``card`` could one day lie in the run that goes down from ``pile_top``."""
     gap = pile_top.rank - card.rank
     return 0 < gap <= HELP_SPAN and (gap % 2 == 1) == (card.red is not pile_top.red)
+
+
+def play_on(rnd: Round, seat: int, dug: int, first: Move | None = None) -> Move:
+    """The Nertz pile is empty (``call: manual``): call while ahead, else play on first.
+
+    The round is won on points, so a seat that would not top the table yet plays its
+    foundation cards (``first``, if given, before the others) and calls as soon as it leads.
+    With nothing to play it turns its stock for more (a call while behind loses for sure;
+    playing on may still win, as long as another seat does not call first) and calls once
+    ``dug``, its turns since its last play, make a whole pass."""
+    points = visible_points(rnd)
+    mine = points[seat]
+    if all(mine > p for s, p in enumerate(points) if s != seat):
+        return CALL
+    if first is not None:
+        return first
+    for move in rnd.legal_moves(seat):
+        if move.kind is Kind.TO_FOUNDATION:
+            return move
+    tab = rnd.tableaus[seat]
+    cards = len(tab.stock) + len(tab.waste)
+    if cards and dug <= cards // rnd.rules.turn_count + 1:
+        return TURN
+    return CALL
+
+
+def visible_points(rnd: Round) -> list[int]:
+    """Each seat's round score as the table shows it: foundation cards, less the Nertz-pile
+    penalty (bonuses and variant payments left out: this is a bot's quick count)."""
+    rules = rnd.rules
+    points = [0] * rnd.seats
+    for f in rnd.foundations:
+        for owner, rank in zip(f.owners, f.ranks, strict=True):
+            points[owner] += card_value(rules, rank)
+    penalty = rules.nertz_penalty
+    for s, tab in enumerate(rnd.tableaus):
+        if tab.nertz:
+            # Only the top card shows: price the hidden ones as average cards.
+            each = penalty if isinstance(penalty, int) else card_value(rules, 7)
+            points[s] -= each * len(tab.nertz)
+    return points
