@@ -57,7 +57,9 @@ class GreedyBot(Bot):
             last = play_on(rnd, obs.seat, self._dug)
             self._dug = self._dug + 1 if last is TURN else 0
             return last
-        move = strong_move(rnd, obs.seat, self.idle.passes(obs) >= 1, self._shuffled)
+        # Idle turns only grow while nothing plays: after a play the count is 0, no need to look.
+        unblock = self.idle.idle > 0 and self.idle.passes(obs) >= 1
+        move = strong_move(rnd, obs.seat, unblock, self._shuffled)
         if move is None:
             return self.idle.when_idle(obs)
         if move.kind is Kind.TO_WORK and move.src.isdigit():

@@ -84,7 +84,7 @@ class IdleSense:
         """A reset or a new foundation card since the last look starts the count again: the
         stock comes up in a new order, or a card already seen in it may fit now."""
         rnd = obs.round
-        cards = sum(len(f.cards) for f in rnd.foundations)
+        cards = sum(map(len, rnd.foundations))
         if rnd.resets != self._resets or cards != self._foundation_cards:
             self._resets = rnd.resets
             self._foundation_cards = cards

@@ -90,7 +90,8 @@ class PounceBot(Bot):
         tab = rnd.tableaus[obs.seat]
         if not tab.nertz:
             return CALL if rnd.rules.call == "manual" else None
-        move = pounce_move(rnd, obs.seat, self._idle.passes(obs) >= 1)
+        quiet = self._idle.idle > 0 and self._idle.passes(obs) >= 1
+        move = pounce_move(rnd, obs.seat, quiet)
         if move is None or move in self._shuffled:
             return self._idle.when_idle(obs)
         if move.kind is Kind.TO_WORK and move.src.isdigit():
