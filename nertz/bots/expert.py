@@ -13,7 +13,9 @@ Each decision goes in these steps:
    with partial runs (which greedy never makes) that empty a pile, turn up a face-down card, or
    bring up a card that takes the Nertz top or fits a foundation. Each is tried in up to 16
    sampled worlds (:func:`~nertz.bots.base.sample_world`: the hidden cards, which the seat does
-   not know, dealt at random) and rolled out 12 moves with the greedy policy. A rollout earns a
+   not know, dealt at random) and rolled out 12 moves with the engine's simple greedy playout
+   (:func:`nertz.playout.greedy_move`; the greedy bot's own list measured no better there and
+   costs more). A rollout earns a
    discounted reward for every card out of the Nertz pile, every card to a foundation and every
    face-down card turned up, and a bonus for emptying the pile. All candidates share the same
    worlds (common random numbers), so the comparison is fair and the noise small.
@@ -26,18 +28,21 @@ Each decision goes in these steps:
    The seat's own stock is not sampled blind: :class:`~nertz.bots.memory.StockMemory` keeps
    the waste tops it has seen, in the order they came (what a player who has turned through
    the stock knows), and the sampled worlds put those cards back where they were seen.
-4. **Idle.** If the best thing is to turn, the greedy bot's idle logic decides between turning,
-   declaring stuck (only when the engine says the seat truly is) and waiting.
+4. **Idle.** If the best thing is to turn, :class:`~nertz.bots.idle.IdleSense` decides between
+   turning, declaring stuck (after two whole passes through its stock with nothing to play:
+   judged from what the seat saw, never from the engine's look at hidden cards) and waiting.
 
 With its Nertz pile empty under ``call: manual``, the expert calls at once if it leads on the
 visible points, else it plays its foundation cards first (the round is won on points) and, with
-none to play, turns its stock for more for one pass before it calls anyway.
+none to play, turns its stock for more for one pass before it calls anyway
+(:func:`~nertz.bots.heuristic.play_on`, shared with ``greedy``).
 
 The budget is a fixed count of rollouts (96 at most), not a timer, so decisions stay
 reproducible; it keeps every decision under 20 ms (``bench/decisions.py``; ``docs/bots.md`` has
-the figures). Against two greedy bots, over 9,000 three-seat pagat rounds, it takes 42.4% of the
-wins (``--seed 1``; 41.7% with ``--seed 2``), from 39.9% and 40.1% before the other seats played
-in its rollouts, the stock memory, the larger bonus for emptying the pile and the play-on.
+the figures, and its strength against ``greedy`` and ``pounce``). Against the earlier greedy
+bot (``nertz.playout.greedy_move``), over 9,000 three-seat pagat rounds, it took 42.4% of the
+wins, from 39.9% before the other seats played in its rollouts, the stock memory, the larger
+bonus for emptying the pile and the play-on.
 More worlds with a shorter horizon measured stronger than few long rollouts: the noise of the
 sampled hidden cards, not the depth, is what limits the look-ahead.
 """
