@@ -10,7 +10,9 @@
   it has seen;
 - :mod:`nertz.bots.memory`: what a seat remembers of its own stock (the waste tops it saw);
 - :mod:`nertz.bots.speed`: the speed levels ``beginner`` .. ``instant``;
-- :mod:`nertz.bots.registry`: bots and levels by name.
+- :mod:`nertz.bots.registry`: bots and levels by name;
+- :mod:`nertz.bots.driver`: the real-time loop that plays a bot at its speed through a seat link
+  (the server's bots in-process, ``nertz bot`` over the network).
 
 ::
 
