@@ -30,8 +30,9 @@ next round (the last one scored as it stands), so ``adaptive_nertz_pile`` carrie
 the match is over and a new one starts.
 
 **Stuck tables.** Seats may declare ``STUCK`` themselves; the engine resets once all have.
-Like the server, the environment also resets at once when the engine says every seat is stuck
-(:meth:`Round.all_stuck`). That check is costly, so it runs only after a whole stock cycle of
+Like the server, the environment also asks the engine's referee (:meth:`Round.settle`), which
+resets at once when every seat is stuck (or ends a round that only goes round in a circle).
+That check is costly, so it runs only after a whole stock cycle of
 quiet: no card reached a foundation, left a Nertz pile, left a stock or waste, or turned face up
 for ``max(ceil((stock + waste) / turn_count)) + 1`` steps, enough for every seat to turn through
 its whole stock. A quiet table that is not stuck (agents dithering) is checked again only after
@@ -268,7 +269,7 @@ class NertzParallelEnv(ParallelEnv[str, Observation, Action]):
             agent = self.possible_agents[seat]
             infos[agent] = self._act(rnd, seat, chosen[seat], t, place)
         self._steps += 1
-        stuck_reset = self._watch_stuck(rnd)
+        stuck_reset = self._watch_stuck(rnd, t)
         totals = score_round(rnd).totals
         rewards: dict[str, float] = {}
         for seat, agent in enumerate(self.possible_agents):
@@ -308,7 +309,7 @@ class NertzParallelEnv(ParallelEnv[str, Observation, Action]):
             info.update(accepted=False, error=e.reason)
         return info
 
-    def _watch_stuck(self, rnd: Round) -> bool:
+    def _watch_stuck(self, rnd: Round, t: int) -> bool:
         """Reset the table if every seat is stuck; check only after a stock cycle of quiet."""
         if rnd.ended is not None:
             return False
@@ -323,9 +324,10 @@ class NertzParallelEnv(ParallelEnv[str, Observation, Action]):
         if self._quiet < window:
             return False
         self._quiet = 0
-        if not rnd.all_stuck():
+        resets = rnd.resets
+        rnd.settle(t)
+        if rnd.resets == resets:
             return False
-        rnd.reset()
         self._signature = _progress(rnd)
         return True
 

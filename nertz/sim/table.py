@@ -12,9 +12,10 @@ The table keeps a heap of pending actions ordered by (time, arrival order). Two 
 
 A seat that waits is woken, after its reaction delay, by any change at the table that might
 concern it (a card to a foundation, a reset). No wall clock is read: the same seed gives the same
-round. The table mirrors the server on two points: when every seat is stuck per the engine
-(:meth:`~nertz.engine.Round.all_stuck`) it resets at once, with no vote and no timer; and after a
-call, moves already in the air still land if they reach the table within ``call_grace_ms``.
+round. The table mirrors the server on two points: what happens when every seat is stuck is the
+engine's referee's (:meth:`~nertz.engine.Round.settle`: a reset at once, with no vote and no
+timer, or the round's end), asked whenever every seat is idle; and after a call, moves already in
+the air still land if they reach the table within ``call_grace_ms``.
 """
 
 from __future__ import annotations
@@ -125,26 +126,28 @@ def play_table(
                 _wake(heap, waiting, speeds, rng, t, seq)
                 seq += seats
             elif kind is Kind.STUCK or kind is Kind.TURN:
-                # The server resets the moment every seat is stuck per the engine; a seat's
-                # own turns cannot change that, so asking when the others are idle suffices.
-                if rnd.resets == stats.resets and _others_idle(rnd, waiting, seat) and (
-                    rnd.all_stuck()
-                ):
-                    rnd.reset()
+                # The server asks the referee after every move; a seat's own turns cannot make
+                # every seat stuck, so asking when the others are idle gives the same answers.
+                if rnd.resets == stats.resets and _others_idle(rnd, waiting, seat):
+                    rnd.settle(int(t))
                 if rnd.resets != stats.resets:
                     stats.resets = rnd.resets
                     _wake(heap, waiting, speeds, rng, t, seq)
                     seq += seats
             stats.ms = t
+            if rnd.ended is not None:
+                continue  # the referee ended it (a reset that only went round in a circle)
         # The seat decides now, on the table as it is.
         obs = observations[seat]
         obs.t = int(t)
         nxt = bots[seat].decide(obs)
         if nxt is None:
             waiting[seat] = True
-            if _others_idle(rnd, waiting, seat) and rnd.all_stuck():
-                rnd.reset()
+            if _others_idle(rnd, waiting, seat) and rnd.settle(int(t)):
                 stats.resets = rnd.resets
+                if rnd.ended is not None:
+                    stats.ms = t
+                    continue
                 _wake(heap, waiting, speeds, rng, t, seq)
                 seq += seats
             continue
