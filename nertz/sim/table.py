@@ -30,6 +30,7 @@ from nertz.bots.base import Bot, Observation
 from nertz.bots.speed import STEPS, SpeedProfile
 from nertz.engine import Round
 from nertz.errors import IllegalMoveError, LostRace
+from nertz.events import Event, StockTurned
 from nertz.moves import Kind, Move
 
 MAX_ACTIONS: Final = 20_000
@@ -100,8 +101,9 @@ def play_table(
         elif t > MAX_MS or stats.moves >= MAX_ACTIONS:
             break
         if move is not None:
+            events: tuple[Event, ...] = ()
             try:
-                rnd.play(seat, move, int(t))
+                events = rnd.play(seat, move, int(t))
             except LostRace:
                 stats.rejected += 1
                 stats.races += 1
@@ -126,9 +128,13 @@ def play_table(
                 _wake(heap, waiting, speeds, rng, t, seq)
                 seq += seats
             elif kind is Kind.STUCK or kind is Kind.TURN:
-                # The server asks the referee after every move; a seat's own turns cannot make
-                # every seat stuck, so asking when the others are idle gives the same answers.
-                if rnd.resets == stats.resets and _others_idle(rnd, waiting, seat):
+                # The server asks the referee after every move. Here it is asked when the others
+                # are idle (a seat's own turns cannot make every seat stuck), or when this seat
+                # has turned through its whole stock (for seats that never stop turning):
+                # asking at every turn would cost the simulator much of its time.
+                if rnd.resets == stats.resets and (
+                    _others_idle(rnd, waiting, seat) or _turned_over(events)
+                ):
                     rnd.settle(int(t))
                 if rnd.resets != stats.resets:
                     stats.resets = rnd.resets
@@ -156,6 +162,12 @@ def play_table(
         push(heap, (t + times[seat][int(uniform() * steps)], seq, seat, nxt))
         seq += 1
     return stats
+
+
+def _turned_over(events: tuple[Event, ...]) -> bool:
+    """The move turned the seat's waste back into its stock: a whole pass is done."""
+    last = events[-1] if events else None
+    return isinstance(last, StockTurned) and last.recycled
 
 
 def _others_idle(rnd: Round, waiting: list[bool], seat: int) -> bool:
