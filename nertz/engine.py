@@ -689,9 +689,16 @@ class Round:
         self.stuck[seat] = pile
         events.append(StuckDeclared(seat, pile))
         if all(self.stuck):
-            # The reset happens the moment the last seat declares (docs/rules.md).
+            # The reset happens the moment the last seat declares (docs/rules.md). The cycle
+            # rule counts only resets of a table that was truly stuck, one after another: seats
+            # that could play but declared are choosing to go round, as SPEC lets them, and a
+            # table that had a play on offer has not come round with nothing to do.
+            cycling = self.rules.blocked_round_end and self.all_stuck()
             events.append(self._reset())
-            self._after_reset(events)
+            if cycling:
+                self._after_reset(events)
+            else:
+                self._positions = frozenset()
 
     def _reset(self) -> ResetDone:
         """Rotate every seat's declared pile and clear all declarations (SPEC ``stuck_reset``):
@@ -763,9 +770,10 @@ class Round:
           make it. Each seat that has not declared declares for itself (``StuckDeclared``)
           the pile :meth:`reset_choice` picks, and the last declaration resets the table
           (``ResetDone``, then ``RoundEnded`` if the reset brought back a position the table
-          was in after an earlier reset with nothing productive in between: the cycle rule
-          of docs/rules.md). The declarations are moves of the round (``moves_played``), so a
-          replay file that records them as ``STUCK``/``STUCK N`` replays the same reset.
+          was in after an earlier reset of a stuck table, with nothing productive in between:
+          the cycle rule of docs/rules.md). The declarations are moves of the round
+          (``moves_played``), so a replay file that records them as ``STUCK``/``STUCK N``
+          replays the same reset.
 
         ``piles`` (one ``N``/``S`` per seat, declared seats ignored) replays a reset already
         decided, without asking the engine again: for a server restoring its log.
@@ -804,8 +812,9 @@ class Round:
         return "S"
 
     def _after_reset(self, events: list[Event]) -> None:
-        """The cycle rule: a reset that brings the table back to a position it was in after an
-        earlier reset, with nothing productive in between, ends the round ``blocked``.
+        """The cycle rule, after a reset of a table whose every seat was stuck: a reset that
+        brings the table back to a position it was in after an earlier such reset, with nothing
+        productive in between, ends the round ``blocked``.
 
         Progress (the mark) is what no move undoes: cards on the foundations, each seat's Nertz
         and stock-plus-waste sizes and face-down count. Within one stretch of equal marks, the
@@ -814,7 +823,7 @@ class Round:
         a seat that can never play again does with its stock changes nothing, and counting it
         would let its stock's own cycle hide the table's.
         """
-        if not self.rules.blocked_round_end or self.ended is not None:
+        if self.ended is not None:
             return
         mark = (
             sum(len(f.cards) for f in self.foundations),
@@ -826,7 +835,7 @@ class Round:
             if self._can_progress(s, resets=True) else None
             for s, t in enumerate(self.tableaus)
         )
-        if mark != self._progress:
+        if mark != self._progress or not self._positions:
             self._progress = mark
             self._positions = frozenset((position,))
         elif position in self._positions:
