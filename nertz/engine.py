@@ -74,6 +74,17 @@ class FalseCall:
     t: int | None
 
 
+@dataclass(frozen=True, slots=True)
+class Ruling:
+    """What the referee rules for a table whose every seat is stuck (:meth:`Round.ruling`)."""
+
+    blocked: bool
+    """The round is blocked: it ends (and ``piles`` is empty)."""
+    piles: tuple[str, ...] = ()
+    """Otherwise it resets: per seat, the pile (``N`` or ``S``) it declares, ``""`` for a seat
+    that has declared already and rotates what it declared."""
+
+
 class Round:
     """One round in progress: tableaus, foundations, declarations and the call.
 
@@ -759,6 +770,21 @@ class Round:
 
     # ------------------------------------------------------------------------ the referee
 
+    def ruling(self) -> Ruling | None:
+        """What :meth:`settle` would do now, without doing it (python-chess's ``outcome()``):
+        None while the round is over or some seat can still make progress on its own.
+
+        A table owner that logs its decisions (the server) asks this, stores the ruling, and
+        applies it with ``settle(t, ruling.piles)``, so that a rebuild applies the same one.
+        """
+        if self.ended is not None or not self.all_stuck():
+            return None
+        if self.rules.blocked_round_end and self.is_blocked():
+            return Ruling(True)
+        return Ruling(False, tuple(
+            "" if self.stuck[s] else self.reset_choice(s) for s in range(self.seats)
+        ))
+
     def settle(self, t: int | None = None, piles: Sequence[str] | None = None) -> tuple[Event, ...]:
         """Settle what happens next with nobody's move, and return what happened: the one
         referee every table owner (server, simulator, environment) calls after any change.
@@ -775,19 +801,21 @@ class Round:
           (``moves_played``), so a replay file that records them as ``STUCK``/``STUCK N``
           replays the same reset.
 
-        ``piles`` (one ``N``/``S`` per seat, declared seats ignored) replays a reset already
-        decided, without asking the engine again: for a server restoring its log.
+        ``piles`` (a :class:`Ruling`'s: one ``N``/``S`` per seat, ``""`` or a declared seat's
+        ignored) applies a reset already ruled, without asking again: for a server applying
+        its log.
         """
         if self.ended is not None:
             return ()
         if piles is None:
-            if not self.all_stuck():
+            ruling = self.ruling()
+            if ruling is None:
                 return ()
-            if self.rules.blocked_round_end and self.is_blocked():
+            if ruling.blocked:
                 events: list[Event] = []
                 self._block(events)
                 return tuple(events)
-            piles = [self.reset_choice(s) if not self.stuck[s] else "" for s in range(self.seats)]
+            piles = ruling.piles
         elif len(piles) != self.seats:
             raise ValueError(f"{len(piles)} piles for {self.seats} seats")
         out: list[Event] = []

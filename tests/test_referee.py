@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable, Sequence
 
 import pytest
-from _support import cards, layout
+from _support import FAIRY, cards, fairy_loop, fairy_loop_layouts, layout, policy
 
 from nertz.bots.base import Bot, Observation
 from nertz.bots.speed import SpeedProfile
@@ -23,42 +23,9 @@ from nertz.events import Ended, Event, ResetDone, RoundEnded, StuckDeclared
 from nertz.match import Match
 from nertz.moves import STUCK, STUCK_NERTZ, TURN, Kind, Move
 from nertz.playout import greedy_move
-from nertz.rules import PRESETS, Rules
+from nertz.rules import PRESETS
 from nertz.scoring import score_round
 from nertz.sim.table import play_table
-from nertz.state import Layout
-
-FAIRY = Rules.from_spec({"preset": "fairy_fly", "nertz_pile_size": 3})
-"""Fairy Fly (``rotate_either``, ``call auto``, whole runs only) with three-card Nertz piles."""
-
-
-def fairy_loop_layouts() -> list[Layout]:
-    """The endless Fairy Fly round, in cards.
-
-    Seat 0 has JS on QH on QD in its Nertz pile and a King on every work pile: the Queens would
-    go onto the black Kings and the JS onto a Queen, emptying the pile, but only once the QH is
-    on top. Its Aces and other Queens lie face down under the Kings, so nothing in its stock can
-    ever play. Seat 1 can never play again: its Aces are face down under four 2s. So every seat
-    is stuck, the round is not blocked (a Nertz rotation frees seat 0), and a reset that rotates
-    only the stocks, as the server's did, changes nothing.
-    """
-    seat0 = layout(FAIRY, "QD QH JS", ["KS", "~AS KH", "~AH ~AD KD", "~AC ~QS ~QC KC"])
-    seat1 = layout(FAIRY, "JD JH 9C", ["2S", "~AS 2H", "~AH ~AD 2D", "~AC ~9S ~9H 2C"],
-                   waste="3C 3D 3H")
-    return [seat0, seat1]
-
-
-def fairy_loop() -> Round:
-    return Match(FAIRY, 2).deal(fairy_loop_layouts())
-
-
-def policy(rnd: Round, seat: int) -> Move | None:
-    """A plain seat: the greedy play, else a turn of the stock, else wait; never declares."""
-    move = greedy_move(rnd, seat)
-    if move is not None:
-        return move
-    tab = rnd.tableaus[seat]
-    return TURN if tab.stock or tab.waste else None
 
 
 def play_auto(
