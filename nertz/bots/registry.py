@@ -17,10 +17,24 @@ from nertz.bots.expert import ExpertBot
 from nertz.bots.speed import SPEEDS, SpeedProfile
 from nertz.errors import NertzError
 
+
+def _learned() -> Bot:
+    """The ``learned`` bot (:mod:`nertz.rl.bot`), imported when asked: it needs numpy (the
+    ``ai`` extra) and a policy file, which the other bots do not."""
+    try:
+        from nertz.rl.bot import LearnedBot
+    except ImportError as exc:
+        raise NertzError(
+            f"the learned bot needs the ai extra (pip install 'nertz[ai]'): {exc}"
+        ) from None
+    return LearnedBot()
+
+
 BOTS: Final[dict[str, Callable[[], Bot]]] = {
     "random": RandomBot,
     "greedy": GreedyBot,
     "expert": ExpertBot,
+    "learned": _learned,
 }
 """Every bot by name: a factory for a fresh one."""
 

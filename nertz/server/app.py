@@ -12,6 +12,8 @@ HTTP (JSON in and out; every error is ``{"error": message}`` with a 4xx status):
   ``{"room", "player", "token", "seat", "hand", "host"}``
 - ``GET /api/matches/{id}/replay`` -> the finished match as a SPEC replay file
 - ``GET /api/matches/{id}/analysis`` -> what the match teaches each seat (:mod:`nertz.analysis`)
+- ``POST /api/matches/{id}/same_deal`` ``{"name": optional}`` -> a new room (as ``POST
+  /api/rooms`` answers) whose first match deals that finished match's cards again
 
 WebSocket ``/ws/{room id}``: see docs/protocol.md.
 """
@@ -112,6 +114,12 @@ class CreateRoom(msgspec.Struct, forbid_unknown_fields=True):
 
     rules: str | dict[str, Any] = "pagat"
     seats: int = 4
+    name: str | None = None
+
+
+class SameDeal(msgspec.Struct, forbid_unknown_fields=True):
+    """Body of ``POST /api/matches/{id}/same_deal``."""
+
     name: str | None = None
 
 
@@ -396,8 +404,7 @@ def create_app(
 
     room_limit = KeyedLimit(rooms_per_minute)
 
-    @app.post("/api/rooms", **API["create_room"])
-    async def create_room(request: Request) -> JSONResponse:
+    def check_room_limit(request: Request) -> None:
         address = request.client.host if request.client else "?"
         now = asyncio.get_running_loop().time()
         if not room_limit.allow(address, now):
@@ -405,6 +412,10 @@ def create_app(
             raise ApiError(429, f"too many new rooms from one address: at most "
                                 f"{rooms_per_minute} a minute; try again in {wait} s",
                            {"Retry-After": str(wait)})
+
+    @app.post("/api/rooms", **API["create_room"])
+    async def create_room(request: Request) -> JSONResponse:
+        check_room_limit(request)
         data: CreateRoom = await body(request, CreateRoom)
         try:
             rules = Rules.from_spec(data.rules)
@@ -476,6 +487,26 @@ def create_app(
         if data is None:
             raise ApiError(404, f"no finished match {match_id!r}")
         return await _frames_response(data)
+
+    @app.post("/api/matches/{match_id}/same_deal", **API["same_deal"])
+    async def same_deal(match_id: str, request: Request) -> JSONResponse:
+        stored = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
+        if stored is None:
+            raise ApiError(404, f"no finished match {match_id!r}")
+        check_room_limit(request)
+        data: SameDeal = await body(request, SameDeal)
+        try:
+            file = replay.from_json(stored)
+        except ReplayError as exc:  # pragma: no cover - stored files are ours
+            raise ApiError(500, str(exc)) from None
+        if file.seed is None:
+            raise ApiError(400, f"match {match_id!r} has no seed to deal from again")
+        room = await hub().create(file.rules, len(file.players), (match_id, file.seed))
+        out: dict[str, Any] = {"room": room.id, "code": room.table.code,
+                               "url": room_url(request, room)}
+        if data.name is not None:
+            out.update(await _join(room, data.name, False))
+        return JSONResponse(out, status_code=201)
 
     @app.get("/api/matches/{match_id}/analysis", **API["match_analysis"])
     async def match_analysis(match_id: str) -> Response:

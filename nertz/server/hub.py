@@ -78,13 +78,15 @@ class Hub:
         """Every live room's table, by room id."""
         return {key: room.table for key, room in self.rooms.items()}
 
-    async def create(self, rules: Rules, seats: int) -> LiveRoom:
-        """A new room with a fresh id and join code."""
+    async def create(self, rules: Rules, seats: int,
+                     same_deal: tuple[str, int | str] | None = None) -> LiveRoom:
+        """A new room with a fresh id and join code (``same_deal``: see :meth:`Table.create`)."""
         for _ in range(20):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
             if await self.store.find_room(code) is None:
                 break
-        table = await Table.create(self.store, rules, seats, secrets.token_hex(8), code)
+        table = await Table.create(self.store, rules, seats, secrets.token_hex(8), code,
+                                   same_deal)
         return self._adopt(table)
 
     async def get(self, key: str) -> LiveRoom | None:
