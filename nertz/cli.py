@@ -155,7 +155,7 @@ def _bot(args: argparse.Namespace) -> int:
     # Imported here: the network client is needed only by this command.
     import asyncio
 
-    from nertz.netbot import run_bot
+    from nertz.net.netbot import run_bot
 
     try:
         return asyncio.run(run_bot(args.url, args.level, args.bot, args.name, args.matches))

@@ -16,7 +16,7 @@ from nertz.bots import Observation
 from nertz.bots.base import sample_world
 from nertz.bots.registry import PlayerSpec, find_bot
 from nertz.match import Match
-from nertz.rl.bot import POLICY_ENV, LearnedBot
+from nertz.rl.bot import DEFAULT_POLICY, POLICY_ENV, LearnedBot
 from nertz.rl.policy import Policy, PolicyError, policy_meta
 from nertz.rules import Rules
 from nertz.sim.runner import SimConfig, play_one
@@ -146,3 +146,16 @@ def test_a_short_training_run_raises_the_reward(tmp_path: Path) -> None:
     random_play = evaluate(None, config, 20)
     assert learned["mean_score"] > random_play["mean_score"] + 2.0, (learned, random_play)
     assert result.curve_png is None or result.curve_png.exists()
+
+
+def test_nertz_train_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from nertz.cli import main
+
+    assert main(["train", "--minutes", "0", "--out", "unused"]) == 2
+    assert "minutes must be positive" in capsys.readouterr().err
+    assert main(["train", "--seats", "3", "--opponents", "greedy,greedy,greedy"]) == 2
+    assert "one per other seat" in capsys.readouterr().err
+    # The shipped policy, evaluated on two rounds (and random play beside it).
+    assert main(["train", "--evaluate", str(DEFAULT_POLICY), "--eval-rounds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "learned: win share" in out and "random: win share" in out

@@ -6,7 +6,9 @@
 - :mod:`nertz.bots.expert`: ``expert``, contested plays first and a sampled look-ahead;
 - :mod:`nertz.bots.memory`: what a seat remembers of its own stock (the waste tops it saw);
 - :mod:`nertz.bots.speed`: the speed levels ``beginner`` .. ``instant``;
-- :mod:`nertz.bots.registry`: bots and levels by name.
+- :mod:`nertz.bots.registry`: bots and levels by name;
+- :mod:`nertz.bots.driver`: the real-time loop that plays a bot at its speed through a seat link
+  (the server's bots in-process, ``nertz bot`` over the network).
 
 ::
 

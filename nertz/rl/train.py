@@ -307,17 +307,22 @@ def plot_curve(rows: list[dict[str, float]], path: Path, config: TrainConfig) ->
     win = [r["win_share"] for r in rows]
     score = [r["mean_score"] for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(steps, win, color="tab:blue", label="learner's win share")
+    # A rollout finishes a dozen rounds or so: its win share is noisy, so the mean over the last
+    # ten rollouts is drawn over it.
+    smooth = [float(np.mean(win[max(0, i - 9) : i + 1])) for i in range(len(win))]
+    ax.plot(steps, win, color="tab:blue", alpha=0.25)
+    ax.plot(steps, smooth, color="tab:blue", label="learner's win share (10 rollouts)")
     ax.axhline(1 / config.seats, color="tab:blue", linestyle=":", label="parity")
     ax.set_xlabel("training steps")
     ax.set_ylabel("win share per rollout")
     ax.set_ylim(0, 1)
     twin = ax.twinx()
-    twin.plot(steps, score, color="tab:orange", alpha=0.7, label="mean round score")
+    score_smooth = [float(np.mean(score[max(0, i - 9) : i + 1])) for i in range(len(score))]
+    twin.plot(steps, score_smooth, color="tab:orange", label="mean round score (10 rollouts)")
     twin.set_ylabel("mean round score")
     lines = ax.get_legend_handles_labels()
     more = twin.get_legend_handles_labels()
-    ax.legend(lines[0] + more[0], lines[1] + more[1], loc="upper left", fontsize=8)
+    ax.legend(lines[0] + more[0], lines[1] + more[1], loc="lower right", fontsize=8)
     ax.set_title(
         f"MaskablePPO, {config.rules}, {config.seats} seats vs "
         f"{', '.join(config.opponent_list())}"

@@ -9,7 +9,7 @@ from typing import Any
 
 import uvicorn
 
-from nertz.server.app import MAX_SOCKETS, ROOMS_PER_MINUTE, SOCKETS_PER_ADDRESS, create_app
+from nertz.server.edge.app import MAX_SOCKETS, ROOMS_PER_MINUTE, SOCKETS_PER_ADDRESS, create_app
 from nertz.server.hub import ROOM_IDLE_SECONDS
 from nertz.server.protocol import MAX_MESSAGE_BYTES
 

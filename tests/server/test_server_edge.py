@@ -30,8 +30,8 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
-import nertz.server.app as app_module
-from nertz.server.app import create_app
+import nertz.server.edge.app as app_module
+from nertz.server.edge.app import create_app
 
 
 def ws_url(base: str, room: str) -> str:

@@ -9,7 +9,7 @@ from server_support import create_room, hello, join, recv, table_of, two_players
 from starlette.testclient import TestClient
 
 from nertz import analysis, replay
-from nertz.server.app import create_app
+from nertz.server.edge.app import create_app
 from nertz.server.protocol import MAX_NAME
 
 

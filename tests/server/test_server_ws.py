@@ -37,7 +37,7 @@ import nertz.server.edge.fanout as fanout_module
 import nertz.server.room.table as table_module
 from nertz.bots import SPEEDS, GreedyBot, Observation, SpeedProfile
 from nertz.rules import Rules
-from nertz.server.app import create_app
+from nertz.server.edge.app import create_app
 from nertz.server.protocol import MAX_MESSAGE_BYTES
 from nertz.server.room.table import Table
 

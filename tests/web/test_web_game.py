@@ -147,6 +147,11 @@ def test_two_people_and_two_bots_play_a_round_to_the_call(server: Any, new_page:
         data = server.get(f"/api/matches/{room['matches'][0]}/replay")
         replayed = replay.run(replay.from_json(data))
         assert list(replayed.match.totals) == totals
+        # What the match teaches each seat, yours first (docs/analysis.md).
+        ann_page.wait_for_selector("#results-analysis .analysis-seat")
+        assert ann_page.locator("#results-analysis .analysis-seat").count() == 4
+        first = ann_page.locator("#results-analysis .analysis-seat").first
+        assert first.get_attribute("data-seat") == "0" and "Ann (you)" in first.text_content()
         # The replay viewer steps through the finished match on a timeline.
         ann_page.click("#results .watch-replay")
         ann_page.wait_for_selector("#replay #replay-slider")
@@ -163,6 +168,12 @@ def test_two_people_and_two_bots_play_a_round_to_the_call(server: Any, new_page:
         shown = replay_totals(ann_page)
         assert shown == totals
         ann_page.screenshot(path=str(artifacts / "replay.png"))
+        assert ann_page.locator("#replay-analysis .analysis-seat").count() == 4
+        # Same deal: Ben opens a new room whose first match deals these cards again.
+        ben_page.click("#results .same-deal")
+        ben_page.wait_for_selector("#join-room")
+        code = ben_page.evaluate("() => location.pathname.split('/').pop()")
+        assert server.get(f"/api/rooms/{code}")["same_deal"] == room["matches"][0]
 
 
 def test_phone_plays_a_move_by_touch(server: Any, new_page: Any, artifacts: Path) -> None:

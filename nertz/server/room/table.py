@@ -572,9 +572,13 @@ class Table:
             "rules": self.rules.to_spec(),
             "options": self.rules.to_options(),
             "seats": self.seats,
+            "seat_names": [self.lobby.seat_name(s) for s in range(self.seats)],
             "phase": self.phase,
             "host": self.host,
-            "players": [p.to_json() for p in self.players.values()],
+            # ``plays``: the half of its seat's tableau each player may play (0: the Nertz
+            # pile, 1: the stock and waste, None: all of it), the server's rule, not the page's.
+            "players": [p.to_json() | {"plays": self.lobby.hand_of(p)}
+                        for p in self.players.values()],
             "match": match,
             "matches": list(self.archive.finished),
             "same_deal": None if self.same_deal is None else self.same_deal[0],

@@ -8,6 +8,7 @@ import {applyLocal, clone, lift, parseMove} from './rules.js';
 import {TableView} from './table.js';
 import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet} from './screens.js';
 import {ReplayViewer} from './replay.js';
+import {fetchAnalysis} from './analysis.js';
 import {beep, soundOn, setSound} from './sound.js';
 import {label} from './cards.js';
 
@@ -79,7 +80,7 @@ async function route() {
   if (params.get('replay')) {
     const id = params.get('replay');
     fill(root, h('p', {class: 'loading', text: 'Loading the replay…'}));
-    try { openReplay(await api(`/api/matches/${encodeURIComponent(id)}/frames`), `match ${id}`); }
+    try { openReplay(await api(`/api/matches/${encodeURIComponent(id)}/frames`), `match ${id}`, () => fetchAnalysis(id)); }
     catch (e) { fill(root, h('div', {class: 'screen'}, h('p', {class: 'error-text', text: e.message}), h('a', {href: '/'}, 'Home'))); }
     return;
   }
@@ -89,10 +90,11 @@ async function route() {
 
 window.addEventListener('popstate', route);
 
-function openReplay(frames, title) {
+function openReplay(frames, title, loadAnalysis = null) {
   teardown();
   document.title = 'Nertz replay';
   replayView = new ReplayViewer(root, frames, title, app);
+  if (loadAnalysis) replayView.showAnalysis(loadAnalysis);
 }
 
 function seatKey(roomId) { return `nertz:room:${roomId}`; }
@@ -293,9 +295,10 @@ function seatPlayers(seat) {
   return S.room ? S.room.players.filter((p) => p.seat === seat) : [];
 }
 
+/** A seat's name as the server gives it (its people's names, `Ann & Bob`). */
 function seatName(seat) {
-  const ps = seatPlayers(seat);
-  return ps.length ? ps.map((p) => p.name).join(' & ') : `Seat ${seat + 1}`;
+  const names = S.room && S.room.seat_names;
+  return (names && names[seat]) || `seat ${seat + 1}`;
 }
 
 /** The letter on a seat's owner mark: the name's initial, or the seat number when two seats
@@ -354,12 +357,12 @@ function render() {
   if (!tableView) {
     tableView = new TableView(root, {
       get seat() { return S.you ? S.you.seat : null; },
-      // Under split teams a partner alone at a seat plays the whole tableau (as the server).
+      // Which half of the seat's tableau this player plays, as the server says (`plays`).
       get hand() {
         const you = S.you;
-        if (!you || you.seat == null) return null;
-        const partner = S.room.players.some((p) => p.seat === you.seat && (p.hand || 0) === 1 - (you.hand || 0));
-        return partner ? (you.hand || 0) : null;
+        if (!you || you.seat == null || !S.room) return null;
+        const me = S.room.players.find((p) => p.id === you.player);
+        return me && me.plays != null ? me.plays : null;
       },
       get options() { return S.room.options; },
       names: seatName,

@@ -8,6 +8,7 @@ import {ownerMark} from './cards.js';
 import {clone} from './rules.js';
 import {TableView} from './table.js';
 import {rulesText} from './screens.js';
+import {analysisSlot} from './analysis.js';
 
 /** Apply one frame step to a table view (a copy). */
 function applyStep(table, step) {
@@ -90,6 +91,16 @@ export class ReplayViewer {
     };
     document.addEventListener('keydown', this.onKey);
     this.loadRound(0);
+  }
+
+  /** Show the match's analysis under the board; each missed play jumps to its moment. */
+  showAnalysis(load) {
+    this.result.after(analysisSlot(load, {onJump: (r, k) => {
+      this.roundSel.value = String(r);
+      this.loadRound(r);
+      this.go(k);
+      this.root.querySelector('.replay-board').scrollIntoView({block: 'nearest'});
+    }}));
   }
 
   destroy() {

@@ -194,8 +194,10 @@ export function applyLocal(table, seat, text, options) {
   return true;
 }
 
-/** Whether this seat may call now (manual call, own Nertz pile empty, round not over). */
+/** Whether this seat may call now, as the engine allows: with its Nertz pile empty under a
+ *  manual call, or with cards left where false calls are penalised; never after the end. */
 export function canCall(table, seat, options) {
   const tab = table && table.tableaus[seat];
-  return !!tab && !table.ended && options && options.call === 'manual' && tab.nertz_count === 0;
+  if (!tab || table.ended || !options) return false;
+  return tab.nertz_count === 0 ? options.call === 'manual' : options.false_call === 'penalised';
 }

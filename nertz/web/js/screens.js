@@ -4,6 +4,7 @@
 import {h, fill, toast, store} from './dom.js';
 import {ownerMark} from './cards.js';
 import {api} from './net.js';
+import {analysisSlot, fetchAnalysis, sameDealButton, uploadAnalysis} from './analysis.js';
 
 // ------------------------------------------------------------------ home
 
@@ -117,8 +118,9 @@ export async function homeScreen(root, app) {
     const f = file.files[0];
     if (!f) return;
     try {
-      const frames = await api('/api/replays/frames', await f.text());
-      app.openReplay(frames, f.name);
+      const text = await f.text();
+      const frames = await api('/api/replays/frames', text);
+      app.openReplay(frames, f.name, () => uploadAnalysis(text));
     } catch (e) { err.textContent = `That replay could not be read: ${e.message}`; }
   });
   fill(root, h('div', {class: 'screen', id: 'home'},
@@ -338,13 +340,15 @@ export function resultsSheet(app, result, names, mySeat) {
     !isHost ? h('span', {class: 'muted', text: over ? 'The host may start a rematch.' : 'The host deals the next round.'}) : null,
     over && result.match ? h('button', {class: 'watch-replay', onclick: () => app.go(`/?replay=${encodeURIComponent(result.match)}`)}, 'Watch the replay') : null,
     over && result.match ? h('a', {href: `/api/matches/${encodeURIComponent(result.match)}/replay`, download: `${result.match}.nertz.json`}, 'Download replay') : null,
+    over && result.match ? sameDealButton(app, result.match) : null,
     h('button', {id: 'hide-results', onclick: () => app.hideResults()}, 'See the table'));
   return h('div', {class: 'sheet', id: 'results', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'results-title', dataset: {round: String(result.round)}},
     h('h2', {id: 'results-title', text: `Round ${result.round}: ${how}`}),
     h('div', {class: 'scroll-x'}, breakdown),
     h('h2', {text: over ? `Match over. ${winner}` : `Standings${target ? ` (to ${target})` : ''}`}),
     standings,
-    buttons);
+    buttons,
+    over && result.match ? analysisSlot(() => fetchAnalysis(result.match), {mySeat}) : null);
 }
 
 // ------------------------------------------------------------------ help
