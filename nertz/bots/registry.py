@@ -14,6 +14,7 @@ from typing import Final
 from nertz.bots.base import Bot
 from nertz.bots.basic import GreedyBot, RandomBot
 from nertz.bots.expert import ExpertBot
+from nertz.bots.pounce import PounceBot
 from nertz.bots.speed import SPEEDS, SpeedProfile
 from nertz.errors import NertzError
 
@@ -34,6 +35,7 @@ BOTS: Final[dict[str, Callable[[], Bot]]] = {
     "random": RandomBot,
     "greedy": GreedyBot,
     "expert": ExpertBot,
+    "pounce": PounceBot,
     "learned": _learned,
 }
 """Every bot by name: a factory for a fresh one."""
