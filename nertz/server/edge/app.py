@@ -554,14 +554,16 @@ def create_app(
                     if not isinstance(msg, protocol.Hello):
                         conn.send(_error("no_hello", "say hello with your token first"))
                         continue
-                    if bad_tokens.retry_after(conn.address, loop.time()):
-                        # Still barred from guessing: no token is even looked at.
-                        conn.send(_error("too_fast", "too many unknown tokens from your "
-                                         "address: try again in a minute"))
-                        conn.close(1008, "too many unknown tokens")
-                        break
                     player = room.table.player_for_token(msg.token)
                     if player is None:
+                        if bad_tokens.retry_after(conn.address, loop.time()):
+                            # Guessing from this address: the socket goes. Known tokens still
+                            # get in, so one guesser cannot lock out its neighbours (a guess
+                            # that happens to be right is beyond any number of tries).
+                            conn.send(_error("too_fast", "too many unknown tokens from your "
+                                             "address: try again in a minute"))
+                            conn.close(1008, "too many unknown tokens")
+                            break
                         bad_tokens.allow(conn.address, loop.time())
                         conn.send(_error("bad_token", "unknown token for this room"))
                         continue

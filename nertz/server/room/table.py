@@ -799,6 +799,11 @@ class Table:
             raise CommandError("not_seated", "spectators cannot play")
         if player.bot is None:
             self._throttle(player)
+        if self.round is not None and self.phase in (Phase.ROUND_OVER, Phase.MATCH_OVER):
+            # A move that crossed the round's end (another seat's call, a blocked table): too
+            # late, like a lost race; a refusal, not an error of the client's.
+            self._refuse(player, Rejected(action_id, str(text)[:32], "the round is over"))
+            return
         if self.round is None or self.phase is not Phase.PLAYING:
             raise CommandError("no_round", "no round is being played")
         # The server knows which partner this player is; a client's claim counts for nothing.
@@ -822,23 +827,26 @@ class Table:
                         "winner_name": self.lobby.seat_name(exc.winner)}
                 self._race(Race(t, exc.winner, player.seat, card, exc.foundation,
                                 exc.margin_ms))
-            answer = Rejected(
+            self._refuse(player, Rejected(
                 action_id, str(text)[:32],
-                exc.reason if isinstance(exc, IllegalMoveError) else str(exc), race)
-            if player.bot is None:
-                # Stored like a move, so that a resent id gets this answer even after a
-                # restart, never a second try that might now be applied.
-                self._log("rejected", {"p": player.id, "id": action_id,
-                                       "a": msgspec.to_builtins(answer)})
-            else:
-                player.remember(action_id, answer)
-            self._send(SENDER, answer)
+                exc.reason if isinstance(exc, IllegalMoveError) else str(exc), race))
             return
         self._broadcast(self._update(player.seat, str(move), t, events))
         ack = Ack(action_id, str(move), t, self.version)
         player.remember(action_id, ack)
         self._send(SENDER, ack)
         self._after_change()
+
+    def _refuse(self, player: Player, answer: Rejected) -> None:
+        """Answer a move that changes nothing, and remember the answer for its id."""
+        if player.bot is None:
+            # Stored like a move, so that a resent id gets this answer even after a restart,
+            # never a second try that might now be applied.
+            self._log("rejected", {"p": player.id, "id": answer.id,
+                                   "a": msgspec.to_builtins(answer)})
+        else:
+            player.remember(answer.id, answer)
+        self._send(SENDER, answer)
 
     def _race_card(self, seat: int, move: Move) -> Card:
         """The card a seat tried to play (its move was refused, so it is still on its pile)."""
