@@ -27,7 +27,7 @@ from nertz.bots.memory import StockMemory
 from nertz.cards import Card
 from nertz.engine import Round
 from nertz.match import Match
-from nertz.moves import TURN, Kind, Move
+from nertz.moves import STUCK, TURN, Kind, Move
 from nertz.rules import Rules, preset
 from nertz.sim.table import play_table
 from nertz.views import view
@@ -298,7 +298,8 @@ def test_stock_memory_follows_turns_plays_and_resets() -> None:
         rnd.play(0, TURN)
         look()
     assert memory.known() == -(-cards // 3)  # every group's top card, the short last one too
-    rnd.reset()  # not seen by the memory: it must work out the rotation from the next top
+    rnd.play(0, STUCK)  # the reset is not seen by the memory: it must work out the rotation
+    rnd.play(1, STUCK)  # from the next top
     look()
     for _ in range(3):
         rnd.play(0, TURN)

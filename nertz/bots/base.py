@@ -32,6 +32,7 @@ from typing import Any, Final
 
 from nertz.cards import Card, deck
 from nertz.engine import Round
+from nertz.events import Ended
 from nertz.moves import Move
 from nertz.rules import Rules
 from nertz.state import Tableau
@@ -162,7 +163,7 @@ def determinize(data: Mapping[str, Any], rules: Rules) -> Round:
                                                                strict=True)]
         )
     rnd.stuck = [tv["stuck"] for tv in data["tableaus"]]
-    rnd.ended = data["ended"]
+    rnd.ended = Ended(data["ended"]) if data["ended"] else None
     rnd.called_by = data["called_by"]
     return rnd
 

@@ -310,7 +310,7 @@ class NertzParallelEnv(ParallelEnv[str, Observation, Action]):
             infos[self.possible_agents[seat]] = self._act(rnd, seat, label, move, t, place)
         self._steps += 1
         before = self._progress
-        stuck_reset = self._watch_stuck(rnd)
+        stuck_reset = self._watch_stuck(rnd, t)
         totals = score_round(rnd).totals
         ended = rnd.ended is not None
         cut = not ended and self._steps >= self.max_cycles
@@ -356,7 +356,7 @@ class NertzParallelEnv(ParallelEnv[str, Observation, Action]):
             info.update(accepted=False, error=e.reason)
         return info
 
-    def _watch_stuck(self, rnd: Round) -> bool:
+    def _watch_stuck(self, rnd: Round, t: int) -> bool:
         """Count each seat's steps without progress; reset the table once every seat has
         declared stuck or gone a whole stock pass without progress (the module docstring)."""
         progress = _progress(rnd)
@@ -374,9 +374,13 @@ class NertzParallelEnv(ParallelEnv[str, Observation, Action]):
         self._progress = progress
         if not all_stuck:
             return False
-        rnd.reset()
+        # The engine's referee makes the reset: each seat that counts as stuck declares the
+        # pile it rules (the Nertz pile when a card under its top could play), and a reset that
+        # only brings a stuck table back where it was ends the round blocked.
+        resets = rnd.resets
+        rnd.settle(t, [rnd.reset_choice(s) for s in range(self.seats)])
         self._idle = [0] * self.seats
-        return True
+        return rnd.resets != resets
 
     def _observe_all(self) -> dict[str, Observation]:
         rnd = self.round

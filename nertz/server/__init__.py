@@ -7,6 +7,7 @@
 - ``bus/``: what crosses processes: who owns a room, a room's effects on their way to its
   sockets (the interface, and the local bus of a single process).
 - ``live``: a room live on this process, its table wired over the bus to its fan-out.
-- ``hub``: the rooms this process holds; ``protocol``: client messages and the encoder;
+- ``hub``: the rooms this process holds (idle ones close); ``openapi``: the HTTP API's
+  document; ``protocol``: client messages and the encoder; ``confusables``: look-alike names;
   ``store``: the log; ``limits``: rate limits and caps; ``serve``: start-up.
 """

@@ -125,7 +125,7 @@ def test_two_people_and_two_bots_play_a_round_to_the_call(server: Any, new_page:
 
     # The results screen shows what the server scored.
     for p in (ann, ben):
-        p.page.wait_for_selector("#results")
+        p.page.wait_for_selector("#results:not(.counting)")  # the scores count up
     result = ann_page.evaluate("() => window.nertz.S.result")
     assert result["ended"] == "nertz", result
     assert "called" in ann_page.text_content("#results-title")
@@ -162,6 +162,21 @@ def test_two_people_and_two_bots_play_a_round_to_the_call(server: Any, new_page:
         assert ann_page.text_content("#replay-step").startswith("1/")
         ann_page.click("#replay-next")
         assert ann_page.text_content("#replay-step").startswith("2/")
+        # Each step in words, the moved card marked where it landed.
+        k = 2
+        said = ann_page.text_content("#replay-step") or ""
+        while k < steps and (" from " not in said or "refused" in said):
+            ann_page.click("#replay-next")
+            k += 1
+            said = ann_page.text_content("#replay-step") or ""
+        assert " to " in said and ("Ann: " in said or "Ben: " in said or "bot" in said), said
+        assert ann_page.locator("#replay .card.moved").count() == 1
+        # The address opens the viewer at that round and step.
+        at = ann_page.evaluate("() => location.pathname + location.search")
+        assert f"step={k}" in at and "round=1" in at, at
+        ann_page.goto(server.base + at)
+        ann_page.wait_for_selector("#replay #replay-slider")
+        assert ann_page.text_content("#replay-step") == said
         ann_page.fill("#replay-slider", str(steps))
         ann_page.dispatch_event("#replay-slider", "input")
         ann_page.wait_for_selector("#replay-result table")

@@ -35,6 +35,7 @@ from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -189,6 +190,21 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+PAGE_CACHE: Final = "no-cache"
+"""The page's files are not fingerprinted: a browser keeps them but asks again each load
+(answered ``304 Not Modified`` by their ETag), so a new version is never mixed with an old."""
+
+
+class PageFiles(StaticFiles):
+    """The page's own files (``/static``), sent with :data:`PAGE_CACHE`."""
+
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        """The file's answer (ETag and Last-Modified from Starlette), told how to cache."""
+        response = super().file_response(*args, **kwargs)
+        response.headers["cache-control"] = PAGE_CACHE
+        return response
 
 
 def origin_allowed(origin: str | None, host: str | None, allowed: tuple[str, ...]) -> bool:
@@ -554,14 +570,16 @@ def create_app(
                     if not isinstance(msg, protocol.Hello):
                         conn.send(_error("no_hello", "say hello with your token first"))
                         continue
-                    if bad_tokens.retry_after(conn.address, loop.time()):
-                        # Still barred from guessing: no token is even looked at.
-                        conn.send(_error("too_fast", "too many unknown tokens from your "
-                                         "address: try again in a minute"))
-                        conn.close(1008, "too many unknown tokens")
-                        break
                     player = room.table.player_for_token(msg.token)
                     if player is None:
+                        if bad_tokens.retry_after(conn.address, loop.time()):
+                            # Guessing from this address: the socket goes. Known tokens still
+                            # get in, so one guesser cannot lock out its neighbours (a guess
+                            # that happens to be right is beyond any number of tries).
+                            conn.send(_error("too_fast", "too many unknown tokens from your "
+                                             "address: try again in a minute"))
+                            conn.close(1008, "too many unknown tokens")
+                            break
                         bad_tokens.allow(conn.address, loop.time())
                         conn.send(_error("bad_token", "unknown token for this room"))
                         continue
@@ -629,14 +647,26 @@ def create_app(
         barred.bar(f"{room.id} name {protocol.name_skeleton(target.name)}", now)
 
     if WEB.is_dir():
-        app.mount("/static", StaticFiles(directory=WEB), name="static")
+        # Scripts and styles compress to a quarter; only the page's files go through gzip
+        # (the API's answers are small, and sockets are never compressed).
+        app.mount("/static", GZipMiddleware(PageFiles(directory=WEB), minimum_size=500),
+                  name="static")
 
-        @app.get("/", include_in_schema=False)
+        def page() -> FileResponse:
+            return FileResponse(WEB / "index.html", headers={"cache-control": PAGE_CACHE})
+
+        @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
         async def index() -> FileResponse:
-            return FileResponse(WEB / "index.html")
+            return page()
 
-        @app.get("/r/{code}", include_in_schema=False)
+        @app.api_route("/r/{code}", methods=["GET", "HEAD"], include_in_schema=False)
         async def room_page(code: str) -> FileResponse:
-            return FileResponse(WEB / "index.html")
+            return page()
+
+        @app.api_route("/sw.js", methods=["GET", "HEAD"], include_in_schema=False)
+        async def service_worker() -> FileResponse:
+            # Served from the root: a worker controls only the paths under its own address.
+            return FileResponse(WEB / "sw.js", media_type="text/javascript",
+                                headers={"cache-control": PAGE_CACHE})
 
     return app

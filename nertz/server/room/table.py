@@ -32,9 +32,9 @@ import msgspec
 from nertz.cards import Card
 from nertz.engine import Round
 from nertz.errors import IllegalMoveError, LostRace, NotationError
-from nertz.events import Event, ResetDone
+from nertz.events import Ended, Event, StuckDeclared
 from nertz.match import Match, RoundResult
-from nertz.moves import STUCK, Move
+from nertz.moves import STUCK, STUCK_NERTZ, Move
 from nertz.replay import Race, Recorder
 from nertz.rules import Rules
 from nertz.server import protocol
@@ -404,16 +404,21 @@ class Table:
         if player is not None:
             player.remember(data["id"], msgspec.convert(data["a"], Rejected))
 
-    def _on_reset(self, data: dict[str, Any]) -> None:
-        # The server's reset is every seat declaring stuck at once: made (and written to the
-        # replay file) as those declarations, so a downloaded replay plays the same reset.
-        assert self.round is not None and self.recorder is not None
+    def _on_reset(self, data: dict[str, Any]) -> tuple[Event, ...]:
+        # The referee's ruling (Round.ruling), applied: each undeclared seat declares the pile
+        # it was given, and the declarations are written to the replay file, so a downloaded
+        # replay plays the same reset. Entries from before the referee name no piles: every
+        # seat rotated its stock then. An empty list rules the round blocked.
+        rnd = self.round
+        assert rnd is not None and self.recorder is not None
         t = int(data["t"])
-        for seat in range(self.round.seats):
-            if not self.round.stuck[seat] and self.round.ended is None:
-                self.round.play(seat, STUCK, t)
-                self.recorder.record(t, seat, STUCK)
+        piles = data.get("piles", ["S"] * rnd.seats)
+        events = rnd.settle(t, piles or None)
+        for e in events:
+            if isinstance(e, StuckDeclared):
+                self.recorder.record(t, e.seat, STUCK_NERTZ if e.pile == "N" else STUCK)
         self.last_t = max(self.last_t, t)
+        return events
 
     def _on_race(self, data: dict[str, Any]) -> None:
         assert self.recorder is not None
@@ -794,6 +799,11 @@ class Table:
             raise CommandError("not_seated", "spectators cannot play")
         if player.bot is None:
             self._throttle(player)
+        if self.round is not None and self.phase in (Phase.ROUND_OVER, Phase.MATCH_OVER):
+            # A move that crossed the round's end (another seat's call, a blocked table): too
+            # late, like a lost race; a refusal, not an error of the client's.
+            self._refuse(player, Rejected(action_id, str(text)[:32], "the round is over"))
+            return
         if self.round is None or self.phase is not Phase.PLAYING:
             raise CommandError("no_round", "no round is being played")
         # The server knows which partner this player is; a client's claim counts for nothing.
@@ -817,23 +827,26 @@ class Table:
                         "winner_name": self.lobby.seat_name(exc.winner)}
                 self._race(Race(t, exc.winner, player.seat, card, exc.foundation,
                                 exc.margin_ms))
-            answer = Rejected(
+            self._refuse(player, Rejected(
                 action_id, str(text)[:32],
-                exc.reason if isinstance(exc, IllegalMoveError) else str(exc), race)
-            if player.bot is None:
-                # Stored like a move, so that a resent id gets this answer even after a
-                # restart, never a second try that might now be applied.
-                self._log("rejected", {"p": player.id, "id": action_id,
-                                       "a": msgspec.to_builtins(answer)})
-            else:
-                player.remember(action_id, answer)
-            self._send(SENDER, answer)
+                exc.reason if isinstance(exc, IllegalMoveError) else str(exc), race))
             return
         self._broadcast(self._update(player.seat, str(move), t, events))
         ack = Ack(action_id, str(move), t, self.version)
         player.remember(action_id, ack)
         self._send(SENDER, ack)
         self._after_change()
+
+    def _refuse(self, player: Player, answer: Rejected) -> None:
+        """Answer a move that changes nothing, and remember the answer for its id."""
+        if player.bot is None:
+            # Stored like a move, so that a resent id gets this answer even after a restart,
+            # never a second try that might now be applied.
+            self._log("rejected", {"p": player.id, "id": answer.id,
+                                   "a": msgspec.to_builtins(answer)})
+        else:
+            player.remember(answer.id, answer)
+        self._send(SENDER, answer)
 
     def _race_card(self, seat: int, move: Move) -> Card:
         """The card a seat tried to play (its move was refused, so it is still on its pile)."""
@@ -856,22 +869,27 @@ class Table:
                 self._send(p.id, told)
 
     def _after_change(self) -> None:
-        """After a move: end the round if it ended; reset at once if every seat is stuck."""
+        """After a move: what the engine's referee rules (a reset at once if every seat is
+        stuck, the round's end if it is blocked), logged; then end the round if it ended."""
         rnd = self.round
         if rnd is None or self.phase is not Phase.PLAYING:
             return
+        ruling = rnd.ruling()
+        if ruling is not None:
+            t = self.now_t()
+            events = self._log("reset", {"t": t, "piles": list(ruling.piles)})
+            if ruling.piles:
+                # The declarations made for the seats are how the replay file records the
+                # reset; the table tells what happened: the reset (each seat's rotation).
+                told = tuple(e for e in events if not isinstance(e, StuckDeclared))
+                self._broadcast(self._update(-1, "RESET", t, told))
         if rnd.ended is not None:
             self._after_end()
-            return
-        if rnd.all_stuck():
-            t = self.now_t()
-            self._log("reset", {"t": t})
-            self._broadcast(self._update(-1, "RESET", t, (ResetDone(("S",) * rnd.seats),)))
 
     def _after_end(self) -> None:
         rnd = self.round
         assert rnd is not None
-        if rnd.ended == "nertz" and rnd.called_at is not None and self.rules.call_grace_ms:
+        if rnd.ended is Ended.NERTZ and rnd.called_at is not None and self.rules.call_grace_ms:
             wait = (rnd.called_at + self.rules.call_grace_ms - self.now_t()) / 1000
             self._schedule(wait, self._close_round)
         else:
