@@ -65,7 +65,8 @@ def server_process(port: int, quiet: bool = True) -> Iterator[subprocess.Popen[b
     folder = tempfile.mkdtemp(prefix="nertz-load-")
     db = f"sqlite:///{folder}/load.db"
     cmd = [sys.executable, "-m", "nertz.cli", "serve", "--port", str(port), "--db", db,
-           "--rooms-per-minute", "0"]  # every room comes from this one address
+           # Every room and socket comes from this one address.
+           "--rooms-per-minute", "0", "--sockets-per-address", "0"]
     out = subprocess.DEVNULL if quiet else None
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=out)
     try:

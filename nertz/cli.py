@@ -1,4 +1,4 @@
-"""The ``nertz`` command: ``replay``, ``rules``, ``simulate``, ``serve``, ``bot``.
+"""The ``nertz`` command: ``replay``, ``analyse``, ``rules``, ``simulate``, ``serve``, ``bot``.
 
 Bad input never shows a traceback: the command prints one line naming the problem to stderr and
 exits 2.
@@ -84,6 +84,14 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _analyse(args: argparse.Namespace) -> int:
+    from nertz import analysis, replay
+
+    report = analysis.analyse(replay.load(args.file))
+    print(json.dumps(report.to_json()) if args.json else report.text())
+    return 0
+
+
 def _value(v: Any) -> Any:
     if v is True:
         return "on"
@@ -135,7 +143,9 @@ def _serve(args: argparse.Namespace) -> int:
     from nertz.server.serve import serve
 
     return serve(args.host, args.port, args.db, tuple(args.allow_origin or ()), args.deal_seed,
-                 args.rooms_per_minute)
+                 args.rooms_per_minute, trusted_proxies=tuple(args.trust_proxy or ()),
+                 sockets_per_address=args.sockets_per_address, max_sockets=args.max_sockets,
+                 room_idle_minutes=args.room_idle_minutes)
 
 
 def _bot(args: argparse.Namespace) -> int:
@@ -165,6 +175,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file")
     p.add_argument("--json", action="store_true", help="print SPEC's JSON result")
     p.set_defaults(func=_replay)
+    p = sub.add_parser("analyse", help="what a replay file's match teaches each seat")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true", help="print the analysis as JSON")
+    p.set_defaults(func=_analyse)
     p = sub.add_parser("rules", help="list the presets, or print one ruleset")
     p.add_argument("name", nargs="?", help="a preset name or a JSON rules object")
     p.add_argument("--set", action="append", metavar="OPTION=VALUE", help="override an option")
@@ -184,6 +198,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rooms-per-minute", type=int, default=20, metavar="N",
                    help="rooms one client address may create a minute (default 20; 0: no "
                         "limit, for load tests)")
+    p.add_argument("--trust-proxy", action="append", metavar="ADDRESS",
+                   help="a proxy in front (address or network) whose X-Forwarded-For names the "
+                        "client (repeatable; default: none, the peer is the client)")
+    p.add_argument("--sockets-per-address", type=int, default=100, metavar="N",
+                   help="sockets one client address may hold open (default 100; 0: no limit)")
+    p.add_argument("--max-sockets", type=int, default=4000, metavar="N",
+                   help="sockets open at once, from everyone (default 4000; 0: no limit)")
+    p.add_argument("--room-idle-minutes", type=float, default=30.0, metavar="M",
+                   help="a room with nobody connected this long closes (default 30); its "
+                        "finished matches stay downloadable")
     p.set_defaults(func=_serve)
     p = sub.add_parser("bot", help="join a room over the network as a bot player")
     p.add_argument("--url", required=True, help="the room's link (http://HOST:PORT/r/CODE)")

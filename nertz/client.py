@@ -184,6 +184,8 @@ class Mirror:
     resets: int = 0
     """Stuck resets seen in the current round (the view itself does not count them)."""
     last_update: Message | None = None
+    syncing: bool = False
+    """A gap was seen and a ``sync`` sent: broadcasts out of order wait for the catch-up."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -461,12 +463,18 @@ class Client:
         m = self.mirror
         if kind in BROADCASTS:
             v = msg.get("v")
-            if kind not in ("state", "caught_up") and m.v is not None and isinstance(v, int):
+            if kind in ("state", "caught_up"):
+                m.syncing = False
+            elif m.v is not None and isinstance(v, int):
                 if v <= m.v:
                     return  # already seen (a replay overlapping what we had)
                 if v != m.v + 1:
-                    # A gap: ask for what we missed (the server replays or sends the state).
-                    self._send_nowait({"type": "sync", "since": m.v})
+                    # A gap: apply nothing and advance nothing until caught up. The server
+                    # replays what we missed (this one too) or sends the whole state.
+                    if not m.syncing:
+                        m.syncing = True
+                        self._send_nowait({"type": "sync", "since": m.v})
+                    return
             if isinstance(v, int):
                 m.v = v
         if kind == "state":

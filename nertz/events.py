@@ -1,14 +1,17 @@
 """Frozen records of what a move did: the round's event log.
 
-Every accepted move returns a tuple of these. They carry only what every seat may see at a real
-table (a card that moved face up, a count of cards turned), so the server can broadcast them
-through the seats' views as they are; the one exception, :class:`FalseCallPenalty`, names the
-cards that went face down under the Nertz top and is sent to its own seat only.
+Every accepted move returns a tuple of these. Each knows its public JSON (``to_json()``): what
+every seat may see at a real table (a card that moved face up, a count of cards turned), which
+the server broadcasts as it is. Two records hold more than that: :class:`FalseCallPenalty` names
+the cards that went face down under the Nertz top, and its JSON carries only their count (the
+seat sees its own Nertz top through its view, like everyone else); :class:`StuckLapsed` is not
+told at all (its effect shows in the seat's stuck flag).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from nertz.cards import Card
 
@@ -28,6 +31,12 @@ class CardsMoved:
     started: bool = False
     t: int | None = None
 
+    def to_json(self) -> dict[str, Any] | None:
+        """The public record: every card named (they moved face up)."""
+        return {"kind": "moved", "seat": self.seat, "src": self.src, "dst": self.dst,
+                "cards": [str(c) for c in self.cards], "foundation": self.foundation,
+                "started": self.started}
+
 
 @dataclass(frozen=True, slots=True)
 class CardRevealed:
@@ -36,6 +45,10 @@ class CardRevealed:
     seat: int
     pile: int
     card: Card
+
+    def to_json(self) -> dict[str, Any] | None:
+        """The public record of the card turned face up."""
+        return {"kind": "revealed", "seat": self.seat, "pile": self.pile, "card": str(self.card)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +61,11 @@ class StockTurned:
     recycled: bool
     waste_top: Card | None
 
+    def to_json(self) -> dict[str, Any] | None:
+        """The public record (the new waste top shows in the seat's tableau)."""
+        return {"kind": "turned", "seat": self.seat, "count": self.count,
+                "recycled": self.recycled}
+
 
 @dataclass(frozen=True, slots=True)
 class StuckDeclared:
@@ -56,6 +74,10 @@ class StuckDeclared:
     seat: int
     pile: str
 
+    def to_json(self) -> dict[str, Any] | None:
+        """The public record of the declaration."""
+        return {"kind": "stuck", "seat": self.seat, "pile": self.pile}
+
 
 @dataclass(frozen=True, slots=True)
 class StuckLapsed:
@@ -63,12 +85,20 @@ class StuckLapsed:
 
     seat: int
 
+    def to_json(self) -> dict[str, Any] | None:
+        """Not told: the seat's stuck flag shows it."""
+        return None
+
 
 @dataclass(frozen=True, slots=True)
 class ResetDone:
     """Every seat was stuck: each rotated the pile in ``piles`` (``N`` or ``S`` per seat)."""
 
     piles: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any] | None:
+        """The public record of the reset."""
+        return {"kind": "reset", "piles": list(self.piles)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +110,11 @@ class Called:
     auto: bool
     word: str
 
+    def to_json(self) -> dict[str, Any] | None:
+        """The public record of the call."""
+        return {"kind": "called", "seat": self.seat, "t": self.t, "auto": self.auto,
+                "word": self.word}
+
 
 @dataclass(frozen=True, slots=True)
 class FalseCallPenalty:
@@ -90,6 +125,11 @@ class FalseCallPenalty:
     cards: tuple[Card, ...]
     each: int
 
+    def to_json(self) -> dict[str, Any] | None:
+        """The public record: how many cards, never which (they went face down)."""
+        return {"kind": "false_call", "seat": self.seat, "count": len(self.cards),
+                "each": self.each}
+
 
 @dataclass(frozen=True, slots=True)
 class RoundEnded:
@@ -97,6 +137,10 @@ class RoundEnded:
 
     reason: str
     caller: int | None
+
+    def to_json(self) -> dict[str, Any] | None:
+        """The public record of the end."""
+        return {"kind": "ended", "reason": self.reason, "caller": self.caller}
 
 
 Event = (

@@ -5,7 +5,7 @@ A :class:`NetworkBot` drives one :class:`~nertz.client.Client` with one bot of
 client's mirror (:meth:`Observation.from_view <nertz.bots.Observation.from_view>`), decides,
 waits the level's time for that move (``think_ms``), sends it and waits for the answer; with
 nothing to do it waits for the table to change, plus its reaction time (``react_ms``). This is
-the same loop the server runs for a bot it seats itself (:mod:`nertz.server.bots`), except that
+the same loop the server runs for a bot it seats itself (:mod:`nertz.server.room.bots`), except that
 every move crosses the network and may lose a race to a faster hand.
 
 If its player is the room's host, the bot also keeps the room going: it starts the match once

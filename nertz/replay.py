@@ -4,6 +4,10 @@ A replay is JSON: the rules, the players (one per seat), a seed, and for each ro
 layouts and the moves with their times. :func:`load` refuses every malformed file with a
 :class:`ReplayError` whose one-line message names the problem; :func:`run` plays the file and
 returns SPEC's result shape, each move accepted or rejected with the reason.
+
+A round may also hold ``races``, the project's optional section (docs/notation.md): the
+contested plays the table rejected, which a file of accepted moves cannot show. Replaying never
+reads it (a file means the same with or without it); :mod:`nertz.analysis` does.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from nertz.cards import Card
 from nertz.engine import Round
-from nertz.errors import IllegalMoveError, NotationError, ReplayError, RulesError
+from nertz.errors import IllegalMoveError, LostRace, NotationError, ReplayError, RulesError
+from nertz.events import Event
 from nertz.match import Match, RoundResult
 from nertz.moves import Move
 from nertz.rules import Rules
@@ -43,19 +49,43 @@ class TimedMove:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class Race:
+    """One contested foundation play, as the table saw it: at ``t`` (ms) seat ``loser`` played
+    ``card`` to the step of foundation ``foundation`` (1-based) that seat ``winner`` had filled
+    ``margin_ms`` earlier (None where the table did not know both times). The loser's card
+    stayed where it was: the file's moves do not hold it."""
+
+    t: int
+    winner: int
+    loser: int
+    card: Card
+    foundation: int
+    margin_ms: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The file form: ``{"t", "winner", "loser", "card", "foundation", "margin_ms"}``."""
+        return {"t": self.t, "winner": self.winner, "loser": self.loser, "card": str(self.card),
+                "foundation": self.foundation, "margin_ms": self.margin_ms}
+
+
 @dataclass(slots=True)
 class RoundRecord:
-    """One round of a replay file: the deal (None: shuffled from the seed) and the moves."""
+    """One round of a replay file: the deal (None: shuffled from the seed), the moves, and the
+    races the table decided (optional: empty where the file has none)."""
 
     layouts: list[Layout] | None = None
     moves: list[TimedMove] = field(default_factory=list)
+    races: list[Race] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """The file form of the round."""
+        """The file form of the round (``races`` only when there were any)."""
         out: dict[str, Any] = {}
         if self.layouts is not None:
             out["layouts"] = [layout.to_json() for layout in self.layouts]
         out["moves"] = [m.to_json() for m in self.moves]
+        if self.races:
+            out["races"] = [r.to_json() for r in self.races]
         return out
 
 
@@ -194,17 +224,57 @@ def _round_from_json(
         except NotationError as exc:
             raise ReplayError(f"{at}: {exc}") from None
         moves.append(TimedMove(t, p, move, h))
-    return RoundRecord(layouts, moves)
+    races = _races_from_json(rd.get("races"), where, seats)
+    return RoundRecord(layouts, moves, races)
+
+
+def _races_from_json(raw: object, where: str, seats: int) -> list[Race]:
+    """The optional ``races`` section; absent or null is no races."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ReplayError(f"{where}: 'races' must be a list")
+    races = []
+    for i, item in enumerate(raw):
+        at = f"{where}, race {i}"
+        if not isinstance(item, dict):
+            raise ReplayError(f"{at}: must be an object with t, winner, loser, card, foundation")
+        for key in ("t", "winner", "loser", "card", "foundation"):
+            if key not in item:
+                raise ReplayError(f"{at}: no {key!r}")
+        t, margin = item["t"], item.get("margin_ms")
+        if not _int(t) or t < 0:
+            raise ReplayError(f"{at}: t {t!r} must be a whole number of ms, 0 or more")
+        for key in ("winner", "loser"):
+            if not _int(item[key]) or not 0 <= item[key] < seats:
+                raise ReplayError(f"{at}: {key} {item[key]!r} is not a seat (0 to {seats - 1})")
+        if item["winner"] == item["loser"]:
+            raise ReplayError(f"{at}: a seat cannot race itself")
+        if not _int(item["foundation"]) or item["foundation"] < 1:
+            raise ReplayError(f"{at}: foundation {item['foundation']!r} must be 1 or more")
+        if margin is not None and (not _int(margin) or margin < 0):
+            raise ReplayError(f"{at}: margin_ms {margin!r} must be a whole number, 0 or more")
+        if not isinstance(item["card"], str):
+            raise ReplayError(f"{at}: card {item['card']!r} is not card text")
+        try:
+            card = Card.parse(item["card"])
+        except NotationError as exc:
+            raise ReplayError(f"{at}: {exc}") from None
+        races.append(Race(t, item["winner"], item["loser"], card, item["foundation"], margin))
+    return races
 
 
 @dataclass(slots=True)
 class MoveOutcome:
-    """What happened to one move of the file: ``i`` its index, ``ok``, and the reason if not."""
+    """What happened to one move of the file: ``i`` its index, ``ok``, and the reason if not;
+    for analyses, what an accepted move did (``events``) and the race a rejected one lost."""
 
     i: int
     move: TimedMove
     ok: bool
     error: str | None = None
+    events: tuple[Event, ...] = ()
+    race: LostRace | None = None
 
     def to_json(self) -> dict[str, Any]:
         """SPEC's ``{"i": 0, "ok": true}`` or with ``"error"``."""
@@ -257,10 +327,12 @@ class Replayed:
 def run(
     replay: ReplayFile,
     on_move: Callable[[int, MoveOutcome, Round], None] | None = None,
+    on_deal: Callable[[int, Round], None] | None = None,
 ) -> Replayed:
     """Replay every round: moves in ``t`` order (ties in file order), each accepted or rejected.
 
-    ``on_move(round_index, outcome, round)`` is told of each move as it is applied. Raises
+    ``on_deal(round_index, round)`` is told of each round as it is dealt, before its first move;
+    ``on_move(round_index, outcome, round)`` of each move as it is applied. Raises
     :class:`ReplayError` if a layout does not fit the rules or the file has rounds after the
     match is over.
     """
@@ -273,15 +345,18 @@ def run(
             rnd = match.deal(record.layouts)
         except (NotationError, ValueError) as exc:
             raise ReplayError(f"round {r + 1}, {exc}") from None
+        if on_deal is not None:
+            on_deal(r, rnd)
         outcomes = []
         order = sorted(range(len(record.moves)), key=lambda i: record.moves[i].t)
         for i in order:
             tm = record.moves[i]
             try:
-                rnd.play(tm.p, tm.m, tm.t, tm.h)
-                outcome = MoveOutcome(i, tm, True)
+                events = rnd.play(tm.p, tm.m, tm.t, tm.h)
+                outcome = MoveOutcome(i, tm, True, events=events)
             except IllegalMoveError as exc:
-                outcome = MoveOutcome(i, tm, False, exc.reason)
+                race = exc if isinstance(exc, LostRace) else None
+                outcome = MoveOutcome(i, tm, False, exc.reason, race=race)
             outcomes.append(outcome)
             if on_move is not None:
                 on_move(r, outcome, rnd)
@@ -304,6 +379,10 @@ class Recorder:
     def record(self, t: int, seat: int, move: Move, hand: int | None = None) -> None:
         """Add one move to the current round."""
         self.file.rounds[-1].moves.append(TimedMove(t, seat, move, hand))
+
+    def race(self, race: Race) -> None:
+        """Add a race the table decided to the current round's ``races``."""
+        self.file.rounds[-1].races.append(race)
 
 
 def frames(replay: ReplayFile) -> dict[str, Any]:

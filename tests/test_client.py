@@ -117,6 +117,16 @@ def test_an_update_replaces_tableaus_and_foundations() -> None:
     assert table["stuck_flags"] == [False, True]
 
 
+def test_updates_merge_as_the_shared_cases_say() -> None:
+    """The cases the page's merge is tested against too (tests/web/test_web_sync.py)."""
+    cases = json.loads((ROOT / "tests" / "data" / "update_merge.json").read_text())["cases"]
+    for case in cases:
+        table = case["table"]
+        for update in case["updates"]:
+            apply_update(table, update)
+        assert table == case["expected"], case["name"]
+
+
 # --------------------------------------------------------------------------- the client
 
 
@@ -205,6 +215,36 @@ def test_reconnect_catches_up_with_since_and_resends_moves(server: str) -> None:
         # The same id again is answered, not applied twice.
         again = await host.submit("T", action_id=result.id)
         assert (await again).v == result.v
+        for c in (host, ben):
+            await c.close()
+
+    run(go())
+
+
+def test_an_update_lost_on_the_wire_is_caught_up_not_skipped(server: str) -> None:
+    """On a version gap the client applies nothing and advances nothing until it has caught
+    up: the missed update arrives in the replay and is applied in its turn."""
+    async def go() -> None:
+        host, ben = await _two_players(server)
+        await _playing(host, ben)
+        lost: list[str | bytes] = []
+        hear = ben._receive
+
+        def lossy(raw: str | bytes) -> None:
+            text = raw.decode() if isinstance(raw, bytes) else raw
+            if not lost and '"type":"update"' in text:
+                lost.append(raw)  # the wire loses it
+                return
+            hear(raw)
+
+        ben._receive = lossy  # type: ignore[method-assign]
+        assert (await host.play("T")).ok  # ben never sees this update (the host's tableau)
+        assert (await ben.play("T")).ok  # ben's own update: one version too far, a gap
+        await ben.wait_for(lambda c: c.version == host.version)
+        assert lost and not ben.mirror.syncing
+        assert host.table is not None and ben.table is not None
+        assert ben.table["tableaus"] == host.table["tableaus"]
+        assert ben.table["foundations"] == host.table["foundations"]
         for c in (host, ben):
             await c.close()
 

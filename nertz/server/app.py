@@ -11,6 +11,7 @@ HTTP (JSON in and out; every error is ``{"error": message}`` with a 4xx status):
 - ``POST /api/rooms/{id or code}/join`` ``{"name": ..., "spectator": false}`` ->
   ``{"room", "player", "token", "seat", "hand", "host"}``
 - ``GET /api/matches/{id}/replay`` -> the finished match as a SPEC replay file
+- ``GET /api/matches/{id}/analysis`` -> what the match teaches each seat (:mod:`nertz.analysis`)
 
 WebSocket ``/ws/{room id}``: see docs/protocol.md.
 """
@@ -21,7 +22,8 @@ import asyncio
 import contextlib
 import gc
 import logging
-from collections.abc import AsyncIterator
+import math
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -30,16 +32,22 @@ import msgspec
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nertz import replay
+from nertz.analysis import analyse
 from nertz.errors import ReplayError, RulesError
 from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
 from nertz.server import protocol
-from nertz.server.hub import Hub
-from nertz.server.limits import KeyedLimit, TokenBucket
+from nertz.server.hub import ROOM_IDLE_SECONDS, Hub
+from nertz.server.limits import Barred, KeyedLimit, SocketCaps, TokenBucket, give_back_memory
+from nertz.server.live import LiveRoom
+from nertz.server.openapi import ROUTES as API
+from nertz.server.room.lobby import Player
+from nertz.server.room.messages import CommandError, Error, Kicked
 from nertz.server.store import Store
-from nertz.server.table import CommandError, Player, Table
 
 log = logging.getLogger("nertz.app")
 
@@ -60,8 +68,12 @@ with every move, and making them is real work."""
 FRAME_BATCH = 64
 """At most this many queued messages share one WebSocket frame."""
 
-HELLO_TIMEOUT = 30.0
-"""Seconds a new socket has to say hello (from its opening: other frames do not extend it)."""
+HELLO_TIMEOUT = 10.0
+"""Seconds a new socket has to say hello (from its opening: other frames do not extend it). A
+client says it at once; a socket that does not holds a file and memory for nothing."""
+
+CLOSE_WAIT = 5.0
+"""Seconds a closing socket's last messages and close frame may take before it is cut."""
 
 MESSAGES_PER_SECOND = 20.0
 """Messages of every kind one socket may send a second, on average (bursts up to
@@ -79,6 +91,20 @@ in the database and in memory, so nobody may make them without end. ``nertz serv
 MAX_SOCKETS_PER_PLAYER = 8
 """Sockets one player may hold open in a room (tabs, a phone and a laptop); every broadcast
 goes to each, so more are refused."""
+
+SOCKETS_PER_ADDRESS = 100
+"""Sockets one client address may hold open at once (a household or a classroom behind one
+address fits); more are refused at the handshake. ``nertz serve --sockets-per-address``."""
+
+MAX_SOCKETS = 4000
+"""Sockets the server holds open at once, from everyone (each is a file and a few kilobytes);
+more are refused at the handshake. ``nertz serve --max-sockets``."""
+
+BAD_TOKENS_PER_MINUTE = 10
+"""Hellos with an unknown token one address may send a minute (after a burst of as many)."""
+
+KICK_BAR_SECONDS = 600.0
+"""How long a kicked player's address and name may not join the room again."""
 
 
 class CreateRoom(msgspec.Struct, forbid_unknown_fields=True):
@@ -99,20 +125,25 @@ class JoinRoom(msgspec.Struct, forbid_unknown_fields=True):
 class ApiError(Exception):
     """An HTTP error with a message for people."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = headers
 
 
 class Connection:
-    """One WebSocket as a :class:`~nertz.server.table.Sink`: a queue and a writer task, so a
+    """One WebSocket as a :class:`~nertz.server.edge.fanout.Sink`: a queue and a writer task, so a
     slow reader never holds up the table."""
 
-    def __init__(self, ws: WebSocket) -> None:
+    def __init__(self, ws: WebSocket, address: str = "") -> None:
         self.ws = ws
+        self.address = address
+        """The client's address (the edge bars a kicked player's)."""
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.closed = False
+        self.close_code = 1000
+        self.close_reason = ""
         self.task = asyncio.get_running_loop().create_task(self._write())
         self.closer: asyncio.Task[None] | None = None
 
@@ -137,11 +168,24 @@ class Connection:
         with contextlib.suppress(Exception):
             await self.ws.close(code=1008, reason="too far behind: reconnect")
 
-    def close(self) -> None:
-        """Close once the queue has drained."""
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        """Close once the queue has drained, with this close code and reason."""
         if not self.closed:
             self.closed = True
+            self.close_code, self.close_reason = code, reason
             self.queue.put_nowait(None)
+
+    async def finish(self) -> None:
+        """Wait until what is queued and the close frame have gone (at most
+        :data:`CLOSE_WAIT`, then cut): a socket handler that returned sooner would drop them,
+        and the client would see the connection fail (1006) instead of its last message."""
+        self.close()
+        try:
+            await asyncio.wait_for(asyncio.shield(self.task), CLOSE_WAIT)
+        except TimeoutError:
+            self.cut()
+        except Exception:  # the writer's own failure: the peer is gone
+            pass
 
     async def _write(self) -> None:
         queue = self.queue
@@ -169,14 +213,11 @@ class Connection:
         except Exception:  # the peer went away; the reader side notices and detaches
             self.closed = True
         with contextlib.suppress(Exception):
-            await self.ws.close()
+            await self.ws.close(code=self.close_code, reason=self.close_reason)
 
 
 def _error(code: str, message: str, action_id: str | None = None) -> bytes:
-    out: dict[str, Any] = {"type": "error", "code": code, "message": message}
-    if action_id is not None:
-        out["id"] = action_id
-    return protocol.encode(out)
+    return protocol.encode(Error(code, message, action_id))
 
 
 async def read_body(request: Request, limit: int, what: str = "request body") -> bytes:
@@ -187,11 +228,16 @@ async def read_body(request: Request, limit: int, what: str = "request body") ->
         raise ApiError(413, f"{what} too large (at most {limit} bytes)")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise ApiError(413, f"{what} too large (at most {limit} bytes)")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise ApiError(413, f"{what} too large (at most {limit} bytes)")
+            chunks.append(chunk)
+    except ClientDisconnect:
+        # The client hung up before its body was whole: nobody is left to answer, and it is
+        # no fault of the server's (no traceback in the log).
+        raise ApiError(400, f"{what} cut short: the client hung up") from None
     return b"".join(chunks)
 
 
@@ -246,18 +292,28 @@ def create_app(
     start_bots: bool = True,
     deal_seed: int | None = None,
     rooms_per_minute: int = ROOMS_PER_MINUTE,
+    sockets_per_address: int = SOCKETS_PER_ADDRESS,
+    max_sockets: int = MAX_SOCKETS,
+    room_idle_seconds: float = ROOM_IDLE_SECONDS,
 ) -> FastAPI:
     """The application; storage opens (and migrates) at start-up and every live room returns.
 
     ``deal_seed`` makes every room's n-th match deal the same cards: for tests and demos only,
     as anyone who knows the seed knows every card. ``rooms_per_minute`` limits room creation
-    per client address (0: no limit)."""
+    per client address, ``sockets_per_address`` and ``max_sockets`` the sockets open at once
+    (0: no limit); a room with nobody connected for ``room_idle_seconds`` closes. The client
+    address is the peer's: the server in front (``nertz serve``)
+    rewrites it from forwarded headers only for the proxies it was told to trust."""
     state: dict[str, Any] = {}
+    sockets = SocketCaps(sockets_per_address, max_sockets)
+    bad_tokens = KeyedLimit(BAD_TOKENS_PER_MINUTE)
+    barred = Barred(KICK_BAR_SECONDS)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = await Store.open(db_url)
-        hub = Hub(store, start_bots=start_bots, deal_seed=deal_seed)
+        hub = Hub(store, start_bots=start_bots, deal_seed=deal_seed,
+                  idle_seconds=room_idle_seconds)
         restored = await hub.restore_all()
         log.info("nertz: %d rooms restored", restored)
         # Everything alive now (imports, the restored rooms) stays alive: keep the collector
@@ -273,13 +329,20 @@ def create_app(
 
     app = FastAPI(title="nertz", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.add_middleware(SecurityHeaders)
+    app.state.sockets = sockets
 
     def hub() -> Hub:
         return state["hub"]  # type: ignore[no-any-return]
 
     @app.exception_handler(ApiError)
     async def api_error(_request: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse({"error": exc.message}, status_code=exc.status)
+        return JSONResponse({"error": exc.message}, status_code=exc.status, headers=exc.headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # The framework's own answers (no such path, a method not allowed) in the API's shape.
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code,
+                            headers=exc.headers)
 
     async def body(request: Request, kind: type[Any]) -> Any:
         raw = await read_body(request, protocol.MAX_MESSAGE_BYTES)
@@ -290,7 +353,7 @@ def create_app(
         except msgspec.DecodeError as exc:
             raise ApiError(400, f"not JSON: {exc}") from None
 
-    async def find_table(key: str) -> Table | None:
+    async def find_room(key: str) -> LiveRoom | None:
         """The room, rebuilt if need be; a room that cannot be rebuilt is a 503, not a crash."""
         if len(key) > 32:
             return None
@@ -300,20 +363,23 @@ def create_app(
             log.exception("room %s could not be loaded", key)
             raise ApiError(503, f"room {key!r} is unavailable") from None
 
-    async def table_or_404(key: str) -> Table:
-        table = await find_table(key)
-        if table is None:
+    async def room_or_404(key: str) -> LiveRoom:
+        room = await find_room(key)
+        if room is None:
+            if len(key) <= 32 and await hub().closed_info(key) is not None:
+                raise ApiError(410, f"room {key!r} has closed (nobody was in it); its finished "
+                                    "matches stay downloadable")
             raise ApiError(404, f"no room {key!r}")
-        return table
+        return room
 
-    def room_url(request: Request, table: Table) -> str:
-        return str(request.base_url).rstrip("/") + f"/r/{table.code}"
+    def room_url(request: Request, room: LiveRoom) -> str:
+        return str(request.base_url).rstrip("/") + f"/r/{room.table.code}"
 
-    @app.get("/healthz")
+    @app.get("/healthz", **API["healthz"])
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/api/presets")
+    @app.get("/api/presets", **API["presets"])
     async def presets() -> dict[str, Any]:
         return {
             "presets": [
@@ -330,12 +396,15 @@ def create_app(
 
     room_limit = KeyedLimit(rooms_per_minute)
 
-    @app.post("/api/rooms")
+    @app.post("/api/rooms", **API["create_room"])
     async def create_room(request: Request) -> JSONResponse:
         address = request.client.host if request.client else "?"
-        if not room_limit.allow(address, asyncio.get_running_loop().time()):
+        now = asyncio.get_running_loop().time()
+        if not room_limit.allow(address, now):
+            wait = max(1, room_limit.retry_after(address, now))
             raise ApiError(429, f"too many new rooms from one address: at most "
-                                f"{rooms_per_minute} a minute")
+                                f"{rooms_per_minute} a minute; try again in {wait} s",
+                           {"Retry-After": str(wait)})
         data: CreateRoom = await body(request, CreateRoom)
         try:
             rules = Rules.from_spec(data.rules)
@@ -343,40 +412,54 @@ def create_app(
             raise ApiError(400, str(exc)) from None
         if not 2 <= data.seats <= 8:
             raise ApiError(400, f"seats must be 2 to 8, not {data.seats}")
-        table = await hub().create(rules, data.seats)
-        out: dict[str, Any] = {"room": table.id, "code": table.code,
-                               "url": room_url(request, table)}
+        room = await hub().create(rules, data.seats)
+        out: dict[str, Any] = {"room": room.id, "code": room.table.code,
+                               "url": room_url(request, room)}
         if data.name is not None:
-            out.update(await _join(table, data.name, False))
+            out.update(await _join(room, data.name, False))
         return JSONResponse(out, status_code=201)
 
-    async def _join(table: Table, name: str, spectator: bool) -> dict[str, Any]:
+    async def _join(room: LiveRoom, name: str, spectator: bool) -> dict[str, Any]:
         try:
-            player, token = table.join(name, spectator)
+            player, token = await room.join(name, spectator)
         except CommandError as exc:
             status = {"unavailable": 503, "name_taken": 409}.get(exc.code, 400)
             raise ApiError(status, exc.message) from None
         except protocol.ProtocolError as exc:
             raise ApiError(400, str(exc)) from None
-        await table._drain()
-        if table.broken:
+        if room.table.broken:
             raise ApiError(503, "the room could not store the join; try again")
         return {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
-                "host": player.id == table.host}
+                "host": player.id == room.table.host}
 
-    @app.get("/api/rooms/{key}")
+    @app.get("/api/rooms/{key}", **API["get_room"])
     async def get_room(key: str) -> dict[str, Any]:
-        return (await table_or_404(key)).room_info()
+        room = await find_room(key)
+        if room is None and len(key) <= 32:
+            closed = await hub().closed_info(key)
+            if closed is not None:
+                return closed
+        return (await room_or_404(key)).table.room_info()
 
-    @app.post("/api/rooms/{key}/join")
+    @app.post("/api/rooms/{key}/join", **API["join_room"])
     async def join_room(key: str, request: Request) -> dict[str, Any]:
-        table = await table_or_404(key)
+        room = await room_or_404(key)
         data: JoinRoom = await body(request, JoinRoom)
-        out = await _join(table, data.name, data.spectator)
-        out["room"] = table.id
+        now = asyncio.get_running_loop().time()
+        address = request.client.host if request.client else "?"
+        with contextlib.suppress(protocol.ProtocolError):  # a bad name is refused by the join
+            looks = protocol.name_skeleton(protocol.clean_name(data.name))
+            wait = max(barred.left(f"{room.id} address {address}", now),
+                       barred.left(f"{room.id} name {looks}", now))
+            if wait:
+                raise ApiError(403, "you were removed from this room by its host: you may join "
+                                    f"again in {math.ceil(wait / 60)} min",
+                               {"Retry-After": str(math.ceil(wait))})
+        out = await _join(room, data.name, data.spectator)
+        out["room"] = room.id
         return out
 
-    @app.get("/api/matches/{match_id}/replay")
+    @app.get("/api/matches/{match_id}/replay", **API["match_replay"])
     async def match_replay(match_id: str) -> Response:
         replay = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if replay is None:
@@ -387,15 +470,33 @@ def create_app(
             headers={"Content-Disposition": f'attachment; filename="{match_id}.nertz.json"'},
         )
 
-    @app.get("/api/matches/{match_id}/frames")
+    @app.get("/api/matches/{match_id}/frames", **API["match_frames"])
     async def match_frames(match_id: str) -> Response:
         data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if data is None:
             raise ApiError(404, f"no finished match {match_id!r}")
         return await _frames_response(data)
 
-    @app.post("/api/replays/frames")
+    @app.get("/api/matches/{match_id}/analysis", **API["match_analysis"])
+    async def match_analysis(match_id: str) -> Response:
+        data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
+        if data is None:
+            raise ApiError(404, f"no finished match {match_id!r}")
+        try:
+            file = replay.from_json(data)
+        except ReplayError as exc:  # pragma: no cover - stored files are ours
+            raise ApiError(500, str(exc)) from None
+        return await _analysis_file(file)
+
+    @app.post("/api/replays/frames", **API["upload_frames"])
     async def upload_frames(request: Request) -> Response:
+        return await _frames_file(await _uploaded(request))
+
+    @app.post("/api/replays/analysis", **API["upload_analysis"])
+    async def upload_analysis(request: Request) -> Response:
+        return await _analysis_file(await _uploaded(request))
+
+    async def _uploaded(request: Request) -> replay.ReplayFile:
         raw = await read_body(request, MAX_REPLAY_BYTES, "a replay file")
         try:
             file = replay.loads(raw)
@@ -405,7 +506,7 @@ def create_app(
         if moves > MAX_REPLAY_MOVES:
             raise ApiError(413, f"a replay file may hold at most {MAX_REPLAY_MOVES} moves "
                                 f"(this one has {moves})")
-        return await _frames_file(file)
+        return file
 
     async def _frames_response(data: dict[str, Any]) -> Response:
         try:
@@ -417,11 +518,14 @@ def create_app(
     frames_lock = asyncio.Lock()
 
     async def _frames_file(file: replay.ReplayFile) -> Response:
+        return await _played_through(lambda: msgspec.json.encode(replay.frames(file)))
+
+    async def _analysis_file(file: replay.ReplayFile) -> Response:
+        return await _played_through(lambda: msgspec.json.encode(analyse(file).to_json()))
+
+    async def _played_through(make: Callable[[], bytes]) -> Response:
         # Playing a replay through is real work: off the event loop, so the tables keep their
         # pace, and one at a time, so a queue of uploads costs one core, not every one.
-        def make() -> bytes:
-            return msgspec.json.encode(replay.frames(file))
-
         async with frames_lock:
             try:
                 out = await asyncio.to_thread(make)
@@ -435,19 +539,43 @@ def create_app(
                               allowed_origins):
             await ws.close(code=1008, reason="origin not allowed")
             return
-        await ws.accept()
-        conn = Connection(ws)
+        address = ws.client.host if ws.client else "?"
+        refusal = sockets.acquire(address)
+        if refusal is not None:
+            await _refuse(ws, refusal, 429 if "one address" in refusal else 503)
+            return
         try:
-            table = await find_table(room_id)
+            await ws.accept()
+            conn = Connection(ws, address)
+            try:
+                await _serve(ws, conn, room_id)
+            finally:
+                await conn.finish()
+        finally:
+            if sockets.release(address):
+                give_back_memory()
+
+    async def _refuse(ws: WebSocket, message: str, status: int) -> None:
+        """Refuse a socket at its handshake: an HTTP answer naming the cap where the server
+        can send one, else a close frame (code 1013, try again later) with the reason."""
+        if "websocket.http.response" in ws.scope.get("extensions", {}):
+            await ws.send_denial_response(JSONResponse(
+                {"error": message}, status_code=status, headers={"Retry-After": "10"}))
+        else:
+            await ws.close(code=1013, reason=message[:120])
+
+    async def _serve(ws: WebSocket, conn: Connection, room_id: str) -> None:
+        try:
+            room = await find_room(room_id)
         except ApiError as exc:
             conn.send(_error("unavailable", exc.message))
-            conn.close()
-            await conn.task
             return
-        if table is None:
-            conn.send(_error("no_room", f"no room {room_id!r}"))
-            conn.close()
-            await conn.task
+        if room is None:
+            if len(room_id) <= 32 and await hub().closed_info(room_id) is not None:
+                conn.send(_error("room_closed", f"room {room_id!r} has closed (nobody was in "
+                                                "it)"))
+            else:
+                conn.send(_error("no_room", f"no room {room_id!r}"))
             return
         player: Player | None = None
         said_hello = False
@@ -462,7 +590,9 @@ def create_app(
                         timeout=None if said_hello else max(0.0, hello_by - loop.time()),
                     )
                 except TimeoutError:
-                    conn.send(_error("no_hello", "say hello with your token first"))
+                    conn.send(_error("no_hello", f"no hello within {HELLO_TIMEOUT:g} s of "
+                                                 "opening: say hello with your token first"))
+                    conn.close(1008, "no hello")
                     break
                 if frame["type"] == "websocket.disconnect":
                     break
@@ -471,93 +601,102 @@ def create_app(
                     conn.send(_error("too_fast", f"too many messages: at most "
                                                  f"{MESSAGES_PER_SECOND:g} a second"))
                     continue
-                raw = frame.get("text") or frame.get("bytes") or b""
+                raw = frame.get("text")
+                if raw is None:
+                    conn.send(_error("bad_message", "binary frames are refused: the protocol "
+                                                    "is JSON in text frames"))
+                    continue
                 try:
                     msg = protocol.decode(raw)
                 except protocol.ProtocolError as exc:
-                    conn.send(_error("bad_message", str(exc)))
+                    conn.send(_error("bad_message", str(exc), protocol.message_id(raw)))
                     continue
                 if not said_hello:
                     if not isinstance(msg, protocol.Hello):
                         conn.send(_error("no_hello", "say hello with your token first"))
                         continue
-                    player = table.player_for_token(msg.token)
+                    if bad_tokens.retry_after(conn.address, loop.time()):
+                        # Still barred from guessing: no token is even looked at.
+                        conn.send(_error("too_fast", "too many unknown tokens from your "
+                                         "address: try again in a minute"))
+                        conn.close(1008, "too many unknown tokens")
+                        break
+                    player = room.table.player_for_token(msg.token)
                     if player is None:
+                        bad_tokens.allow(conn.address, loop.time())
                         conn.send(_error("bad_token", "unknown token for this room"))
                         continue
                     if player.sockets >= MAX_SOCKETS_PER_PLAYER:
                         conn.send(_error("too_many_sockets", "this player has "
                                          f"{MAX_SOCKETS_PER_PLAYER} connections open already: "
                                          "close one first"))
+                        conn.close(1008, "too many sockets")
                         break
                     said_hello = True
-                    table.attach(conn, player, msg.since)
+                    room.attach(conn, player, msg.since)
                     continue
-                if table.closed or table.broken:
+                if not room.open:
                     try:
-                        fresh = await find_table(table.id)
+                        fresh = await find_room(room.id)
                     except ApiError as exc:
                         conn.send(_error("unavailable", exc.message))
                         continue
-                    if fresh is None:  # pragma: no cover - rooms are not deleted
+                    if fresh is None:  # closed meanwhile (nobody else was in it)
+                        conn.send(_error("room_closed", "this room has closed"))
                         break
-                    table.detach(conn)
-                    table = fresh
-                    player = table.players.get(player.id) if player else None
-                    table.attach(conn, player, None)
-                if player is None or player.id not in table.players:
-                    conn.send(protocol.encode({"type": "kicked"}))
+                    room.detach(conn)
+                    room = fresh
+                    player = room.table.players.get(player.id) if player else None
+                    room.attach(conn, player, None)
+                if player is None or player.id not in room.table.players:
+                    conn.send(protocol.encode(Kicked()))
                     break
-                await _dispatch(table, player, msg, conn)
+                _dispatch(room, player, msg, conn)
         except WebSocketDisconnect:
             pass
         finally:
             if said_hello:
-                table.detach(conn)
-            conn.close()
+                room.detach(conn)
 
-    async def _dispatch(table: Table, player: Player, msg: Any, conn: Connection) -> None:
-        action_id = getattr(msg, "id", None)
-        try:
-            if isinstance(msg, protocol.Play):
-                table.play(player, msg.id, msg.move, msg.hand, conn)
-            elif isinstance(msg, protocol.Ping):
-                if msg.rtt is not None:
-                    table.report_rtt(player, msg.rtt)
-                loop = asyncio.get_running_loop()
-                conn.send(protocol.encode({"type": "pong", "id": msg.id, "sent": msg.sent,
-                                           "server": loop.time() * 1000}))
-            elif isinstance(msg, protocol.Sync):
-                table.resync(conn, player, msg.since)
-            elif isinstance(msg, protocol.Ready):
-                table.set_ready(player, msg.ready)
-            elif isinstance(msg, protocol.AddBot):
-                table.add_bot(player, msg.seat, msg.bot, msg.level)
-            elif isinstance(msg, protocol.Kick):
-                table.kick(player, msg.player)
-            elif isinstance(msg, protocol.Assign):
-                table.assign(player, msg.player, msg.seat, msg.hand)
-            elif isinstance(msg, protocol.Start):
-                table.start(player, msg.countdown_ms)
-            elif isinstance(msg, protocol.Rematch):
-                table.start(player, 3000, rematch=True)
-            elif isinstance(msg, protocol.NextRound):
-                table.next_round(player, msg.countdown_ms)
-            elif isinstance(msg, protocol.BotSeat):
-                table.bot_seat(player, msg.seat, msg.bot, msg.level)
-            elif isinstance(msg, protocol.Hello):
-                conn.send(_error("bad_message", "already said hello"))
-        except CommandError as exc:
-            conn.send(_error(exc.code, exc.message, action_id))
+    def _dispatch(room: LiveRoom, player: Player, msg: Any, conn: Connection) -> None:
+        # Hello and sync are the socket's business; every other message is the table's.
+        if isinstance(msg, protocol.Sync):
+            room.resync(conn, player, msg.since)
+        elif isinstance(msg, protocol.Hello):
+            conn.send(_error("bad_message", "already said hello"))
+        elif isinstance(msg, protocol.Kick):
+            _kick(room, player, msg, conn)
+        else:
+            room.handle(player, msg, conn)
+
+    def _kick(room: LiveRoom, by: Player, msg: protocol.Kick, conn: Connection) -> None:
+        target_id = msg.player
+        target = room.table.players.get(target_id)
+        sinks = room.fanout.sinks
+        theirs = {sink.address for sink, pid in sinks.items()
+                  if pid == target_id and isinstance(sink, Connection)}
+        others = {sink.address for sink, pid in sinks.items()
+                  if pid != target_id and isinstance(sink, Connection)}
+        room.handle(by, msg, conn)
+        if target is None or target_id in room.table.players:
+            return  # refused: the sender was told why
+        # A kicked person may not walk straight back in: not under a name that looks like
+        # theirs, nor from the addresses they were connected from, for a while. An address
+        # someone else here is connected from is shared (a household, a classroom): not barred.
+        addresses = theirs - others
+        now = asyncio.get_running_loop().time()
+        for address in addresses:
+            barred.bar(f"{room.id} address {address}", now)
+        barred.bar(f"{room.id} name {protocol.name_skeleton(target.name)}", now)
 
     if WEB.is_dir():
         app.mount("/static", StaticFiles(directory=WEB), name="static")
 
-        @app.get("/")
+        @app.get("/", include_in_schema=False)
         async def index() -> FileResponse:
             return FileResponse(WEB / "index.html")
 
-        @app.get("/r/{code}")
+        @app.get("/r/{code}", include_in_schema=False)
         async def room_page(code: str) -> FileResponse:
             return FileResponse(WEB / "index.html")
 

@@ -1,4 +1,12 @@
-"""The rooms this process owns: creating, finding, restoring them, and the store beneath.
+"""The rooms this process owns: creating, finding, restoring them, closing the idle ones, and
+the store beneath.
+
+A room with nobody connected for :data:`ROOM_IDLE_SECONDS` closes: it leaves memory
+(:meth:`Hub.unload`, which stops its table, bots and clock and lets its writes settle) and is
+marked closed in the store, where its log and finished matches stay (the matches downloadable).
+A start brings back only rooms not closed and active within that time; the others are marked
+closed without being loaded. ``unload`` is also the seam for rooms that leave memory without
+closing and load again on demand (:meth:`Hub.get` rebuilds any open room from its log).
 
 Today one process owns every room. The hub is the seam where ownership will be shared out over
 several processes (each room owned by exactly one; the others forward to it over Redis): every
@@ -11,30 +19,39 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import time
 from typing import Any
 
 from nertz.rules import Rules
-from nertz.server import bots
+from nertz.server.live import LiveRoom
+from nertz.server.room.table import Table
 from nertz.server.store import Store
-from nertz.server.table import Table
 
 log = logging.getLogger("nertz.hub")
 
 LATENCY_SECONDS = 3.0
-"""How often every room hears its seats' latencies."""
+"""How often every room hears its seats' latencies (and idle rooms are looked for)."""
+
+ROOM_IDLE_SECONDS = 1800.0
+"""How long a room may have nobody connected before it closes (``nertz serve
+--room-idle-minutes``)."""
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 """Join codes avoid letters and digits that read alike (0/O, 1/I)."""
 
 
 class Hub:
-    """Every live table of this process, by room id."""
+    """Every live room of this process, by room id."""
 
     def __init__(
-        self, store: Store, start_bots: bool = True, deal_seed: int | None = None
+        self, store: Store, start_bots: bool = True, deal_seed: int | None = None,
+        idle_seconds: float = ROOM_IDLE_SECONDS,
     ) -> None:
         self.store = store
-        self.tables: dict[str, Table] = {}
+        self.rooms: dict[str, LiveRoom] = {}
+        self.idle_seconds = idle_seconds
+        self._empty_since: dict[str, float] = {}
+        """Rooms with nobody connected, since when (the event loop's clock)."""
         self.start_bots = start_bots
         self.deal_seed = deal_seed
         """Deal every room's matches from this seed (``nertz serve --deal-seed``), if set."""
@@ -42,81 +59,130 @@ class Hub:
         self._ticker: asyncio.Task[None] | None = None
 
     async def restore_all(self) -> int:
-        """Bring back every room that was live when the server stopped; returns how many.
-        A room that cannot be rebuilt is logged and left out: it must not stop the others."""
-        for row in await self.store.live_rooms():
+        """Bring back every room that was live when the server stopped (open, and active within
+        the idle time); returns how many. The idle ones are marked closed, not loaded. A room
+        that cannot be rebuilt is logged and left out: it must not stop the others."""
+        cutoff = time.time() - self.idle_seconds
+        closed = await self.store.close_idle_rooms(cutoff)
+        if closed:
+            log.info("%d idle rooms closed", closed)
+        for row in await self.store.live_rooms(active_since=cutoff):
             try:
                 await self.get(row.id)
             except Exception:
                 log.exception("room %s could not be restored", row.id)
-        return len(self.tables)
+        return len(self.rooms)
 
-    async def create(self, rules: Rules, seats: int) -> Table:
+    @property
+    def tables(self) -> dict[str, Table]:
+        """Every live room's table, by room id."""
+        return {key: room.table for key, room in self.rooms.items()}
+
+    async def create(self, rules: Rules, seats: int) -> LiveRoom:
         """A new room with a fresh id and join code."""
         for _ in range(20):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
             if await self.store.find_room(code) is None:
                 break
         table = await Table.create(self.store, rules, seats, secrets.token_hex(8), code)
-        self._adopt(table)
-        return table
+        return self._adopt(table)
 
-    async def get(self, key: str) -> Table | None:
+    async def get(self, key: str) -> LiveRoom | None:
         """A room by id or join code, rebuilt from its log if this process does not hold it."""
-        table = self.tables.get(key)
-        if table is not None and not table.broken:
-            return table
+        room = self.rooms.get(key)
+        if room is not None and not room.table.broken:
+            return room
         async with self._lock:
             row = await self.store.find_room(key)
-            if row is None:
+            if row is None or row.status == "closed":
                 return None
-            table = self.tables.get(row.id)
-            if table is not None and not table.broken:
-                return table
-            if table is not None:
+            room = self.rooms.get(row.id)
+            if room is not None and not room.table.broken:
+                return room
+            if room is not None:
                 # A broken table: stop it and let its queued writes settle before reading.
-                table.close()
-                await table._drain()
+                room.close()
+                await room.settled()
             entries = await self.store.load_log(row.id)
             table = await Table.restore(
                 self.store, row.id, row.code, Rules.from_spec(row.rules), row.seats, entries
             )
-            self._adopt(table)
-            for player in list(table.players.values()):
-                if player.bot is not None and table.bot_starter is not None:
-                    table.bot_starter(table, player)
+            room = self._adopt(table)
+            room.start_seated_bots()
             log.info("room %s restored from %d log entries", row.id, len(entries))
-            return table
+            return room
 
-    def _adopt(self, table: Table) -> None:
-        if self.start_bots:
-            table.bot_starter = bots.start_bot
+    def _adopt(self, table: Table) -> LiveRoom:
         table.deal_seed = self.deal_seed
-        self.tables[table.id] = table
+        room = LiveRoom(table, start_bots=self.start_bots)
+        self.rooms[table.id] = room
         if self._ticker is None:
             self._ticker = asyncio.get_running_loop().create_task(self._tick())
+        return room
 
     async def _tick(self) -> None:
-        # Each seat's latency, to everyone, every few seconds: one timer for all rooms.
+        # Each seat's latency, to everyone, every few seconds: one timer for all rooms; and
+        # the rooms nobody is in, closed once they have been empty long enough.
+        loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(LATENCY_SECONDS)
-            for table in list(self.tables.values()):
-                table.send_latency()
+            now = loop.time()
+            idle = []
+            for room in list(self.rooms.values()):
+                room.send_latency()
+                if room.fanout.sinks:
+                    self._empty_since.pop(room.id, None)
+                elif now - self._empty_since.setdefault(room.id, now) >= self.idle_seconds:
+                    idle.append(room)
+            for room in idle:
+                try:
+                    await self.close_room(room)
+                except Exception:  # a room that cannot close now is tried again next time
+                    log.exception("room %s could not be closed", room.id)
+
+    async def unload(self, room: LiveRoom) -> None:
+        """Take a room out of memory: its table, bots and clock stop and its writes settle
+        (the room stays stored; :meth:`get` would rebuild it)."""
+        async with self._lock:
+            room.close()
+            await room.settled()
+            if self.rooms.get(room.id) is room:
+                del self.rooms[room.id]
+            self._empty_since.pop(room.id, None)
+
+    async def close_room(self, room: LiveRoom) -> None:
+        """Close a room nobody is in: out of memory, and marked closed so that it is neither
+        restored nor rebuilt (its log and finished matches stay)."""
+        await self.unload(room)
+        await self.store.set_status(room.id, "closed")
+        log.info("room %s closed: nobody in it for %g s", room.id, self.idle_seconds)
+
+    async def closed_info(self, key: str) -> dict[str, Any] | None:
+        """A closed room as the API shows it (phase ``closed``, its finished matches), or
+        None if ``key`` names no closed room."""
+        row = await self.store.find_room(key)
+        if row is None or row.status != "closed":
+            return None
+        rules = Rules.from_spec(row.rules)
+        return {"id": row.id, "code": row.code, "rules": rules.to_spec(),
+                "options": rules.to_options(), "seats": row.seats, "phase": "closed",
+                "host": None, "players": [], "match": None,
+                "matches": list(await self.store.room_matches(row.id))}
 
     async def close(self) -> None:
         """Stop every table (rooms stay stored)."""
         if self._ticker is not None:
             self._ticker.cancel()
-        for table in self.tables.values():
-            table.close()
-        for table in self.tables.values():
-            await table._drain()
-        self.tables.clear()
+        for room in self.rooms.values():
+            room.close()
+        for room in self.rooms.values():
+            await room.settled()
+        self.rooms.clear()
 
     def stats(self) -> dict[str, Any]:
         """Counts for health checks and benchmarks."""
         return {
-            "rooms": len(self.tables),
-            "sockets": sum(len(t.sinks) for t in self.tables.values()),
+            "rooms": len(self.rooms),
+            "sockets": sum(len(r.fanout.sinks) for r in self.rooms.values()),
             "commits": self.store.commits,
         }

@@ -2,8 +2,9 @@
 
 Client messages are decoded into one tagged union; anything else (not JSON, an unknown
 ``type``, a missing or mistyped field, too long) becomes a :class:`ProtocolError` whose text names
-the problem, and the connection stays up. Server messages are encoded once and, where they carry
-table state, built only from :mod:`nertz.views` so that nothing hidden can leave the server.
+the problem, and the connection stays up. Server messages are typed too
+(:mod:`nertz.server.room.messages`), encoded once by :func:`encode` and, where they carry table
+state, built only from :mod:`nertz.views` so that nothing hidden can leave the server.
 docs/protocol.md describes each message.
 """
 
@@ -13,6 +14,8 @@ import unicodedata
 from typing import Any, Final
 
 import msgspec
+
+from nertz.server.confusables import skeleton
 
 MAX_MESSAGE_BYTES: Final = 4096
 """The largest client message accepted; larger ones are refused (and the socket caps frames)."""
@@ -136,14 +139,26 @@ def decode(raw: str | bytes) -> ClientMessage:
         raise ProtocolError(f"not JSON: {exc}") from None
 
 
+def message_id(raw: str | bytes) -> str | None:
+    """The client's ``id`` in a message that could not be read (an ``id`` of 1 to 64
+    characters in a JSON object), so that the ``error`` can carry it back; else None."""
+    data = raw.encode() if isinstance(raw, str) else raw
+    if len(data) > MAX_MESSAGE_BYTES:
+        return None
+    try:
+        found = msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if not isinstance(found, dict):
+        return None
+    value = found.get("id")
+    return value if isinstance(value, str) and 1 <= len(value) <= 64 else None
+
+
 def encode(message: dict[str, Any] | msgspec.Struct) -> bytes:
-    """Encode one server message."""
+    """Encode one server message (the structs of :mod:`nertz.server.room.messages`): every
+    message the server sends passes here."""
     return _encoder.encode(message)
-
-
-# --------------------------------------------------------------------------- server -> client
-# Server messages are plain dicts with a "type" key; their shapes are documented in
-# docs/protocol.md and built in one place each (nertz.server.table).
 
 
 BLANK_LOOKING: Final = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e")
@@ -172,6 +187,26 @@ def clean_name(name: object) -> str:
 
 
 def name_key(name: str) -> str:
-    """What two names are compared by: ``Ann``, ``ANN`` and ``Ann`` in full-width letters are
-    one name at a table, so none may pass for another player."""
+    """A name folded for matching a pattern: ``Ann``, ``ANN`` and ``Ann`` in full-width letters
+    give one key."""
     return unicodedata.normalize("NFKC", name).casefold()
+
+
+def _looks(name: str) -> tuple[str, str, str]:
+    folded = unicodedata.normalize("NFKC", name)
+    as_written = skeleton(folded)
+    return as_written, skeleton(folded.casefold()), as_written.casefold()
+
+
+def name_skeleton(name: str) -> str:
+    """One key for a name and most names that look like it, case aside (its NFKC form's TS 39
+    skeleton, case-folded)."""
+    return _looks(name)[2]
+
+
+def names_clash(a: str, b: str) -> bool:
+    """Whether two names would pass for one another at a table: equal when case-folded, or
+    with the same Unicode TS 39 skeleton (Cyrillic ``\u0410nn`` beside ``Ann``, ``rn``
+    beside ``m``): skeletons compared as written (``I`` passes for ``l``), of the case-folded
+    names, and case-folded themselves (Greek capitals ``\u0391\u039d\u039d`` for ``Ann``)."""
+    return any(x == y for x, y in zip(_looks(a), _looks(b), strict=True))

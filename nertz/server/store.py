@@ -3,7 +3,7 @@
 One schema on SQLite (the embedded default, a file in the user's data directory) and
 PostgreSQL, through SQLAlchemy's async engine; Alembic migrations are applied when the store
 opens. The log is the source of truth: a table is rebuilt, on any process, by replaying its log
-(:mod:`nertz.server.table`).
+(:mod:`nertz.server.room.table`).
 
 Appends are group-committed: every append waits for the commit that contains it, and a single
 writer commits whatever has queued up meanwhile in one transaction, so hundreds of tables
@@ -269,11 +269,27 @@ class Store:
             row = result.first()
         return None if row is None else _room(row)
 
-    async def live_rooms(self) -> list[RoomRow]:
-        """Every room not closed: what a restarted server brings back."""
+    async def live_rooms(self, active_since: float | None = None) -> list[RoomRow]:
+        """Every room not closed (whose last log entry is no older than ``active_since``, a
+        ``time.time()``, if given): what a restarted server brings back."""
+        query = sa.select(rooms).where(rooms.c.status != "closed")
+        if active_since is not None:
+            query = query.where(_last_activity() >= active_since)
         async with self.engine.connect() as conn:
-            result = await conn.execute(sa.select(rooms).where(rooms.c.status != "closed"))
+            result = await conn.execute(query)
             return [_room(r) for r in result]
+
+    async def close_idle_rooms(self, idle_since: float) -> int:
+        """Mark closed every open room whose last log entry is older than ``idle_since`` (a
+        ``time.time()``); returns how many. Their logs and matches stay."""
+        async with self.engine.begin() as conn:
+            result = await conn.execute(
+                rooms.update()
+                .where(rooms.c.status != "closed")
+                .where(sa.func.coalesce(_last_activity(), rooms.c.created_at) < idle_since)
+                .values(status="closed", updated_at=time.time())
+            )
+            return int(result.rowcount or 0)
 
     async def save_match(
         self, match_id: str, room_id: str, replay: dict[str, Any], winner: int | None
@@ -304,6 +320,13 @@ class Store:
                 .order_by(matches.c.finished_at)
             )
             return [r.id for r in result]
+
+
+def _last_activity() -> Any:
+    """When a room last logged anything: its last entry's time (found by the log's key, not a
+    scan of its entries)."""
+    return (sa.select(room_log.c.at).where(room_log.c.room_id == rooms.c.id)
+            .order_by(room_log.c.seq.desc()).limit(1).scalar_subquery())
 
 
 def _room(row: Any) -> RoomRow:

@@ -23,7 +23,7 @@ from nertz.errors import NotationError
 from nertz.match import Match
 from nertz.moves import Move
 from nertz.server.hub import Hub
-from nertz.server.table import Table
+from nertz.server.room.table import Table
 from nertz.state import Layout
 
 Message = dict[str, Any]
@@ -351,3 +351,34 @@ def race_layouts() -> list[Layout]:
     """Seat 0 has AH on its Nertz pile and 2H on its waste; seat 1 has 2H on its Nertz pile:
     seat 0 plays AH then 2H, and seat 1's 2H loses the race for F1."""
     return [layout("KD AH", "3C 4C 5C 6C", "2H"), layout("KD 2H", "3C 4C 5C 6C")]
+
+
+# --------------------------------------------------------------------------- a real server
+
+
+@contextmanager
+def live_server(app: Any, trusted_proxies: tuple[str, ...] = ()) -> Iterator[str]:
+    """``app`` served by uvicorn as ``nertz serve`` serves it (its config), on a free loopback
+    port, in a thread; yields the base URL (``http://127.0.0.1:PORT``)."""
+    import socket
+    import threading
+
+    import uvicorn
+
+    from nertz.server.serve import server_config
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    server = uvicorn.Server(server_config(app, "127.0.0.1", port, trusted_proxies))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)

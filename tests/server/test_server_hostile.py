@@ -17,7 +17,7 @@ from starlette.testclient import TestClient, WebSocketTestSession
 import nertz.server.app as app_module
 from nertz.server import protocol
 from nertz.server.app import create_app
-from nertz.server.table import Table
+from nertz.server.room.table import Table
 
 TYPES: dict[str, type[msgspec.Struct]] = {
     cls.__struct_config__.tag: cls  # type: ignore[misc]

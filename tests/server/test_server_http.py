@@ -8,7 +8,7 @@ import pytest
 from server_support import create_room, hello, join, recv, table_of, two_players, wait_phase
 from starlette.testclient import TestClient
 
-from nertz import replay
+from nertz import analysis, replay
 from nertz.server.app import create_app
 from nertz.server.protocol import MAX_NAME
 
@@ -149,6 +149,7 @@ def test_join_bad_body(client: TestClient, body: dict[str, Any]) -> None:
         ("POST", "/api/rooms/NOROOM/join"),
         ("GET", "/api/matches/0123456789abcdef/replay"),
         ("GET", "/api/matches/" + "y" * 200 + "/replay"),
+        ("GET", "/api/matches/0123456789abcdef/analysis"),
     ],
 )
 def test_not_found(client: TestClient, method: str, path: str) -> None:
@@ -194,6 +195,14 @@ def test_replay_download_scores_identically(client: TestClient) -> None:
         assert rd.result.score.ended == res["ended"]
     assert done.match.totals == results[-1]["totals"]
     assert done.match.winner == results[-1]["winner"]
+    # The match's analysis is the engine's analysis of that same file, stored or uploaded.
+    report = client.get(f"/api/matches/{match_id}/analysis")
+    assert report.status_code == 200
+    assert report.json() == analysis.analyse(file).to_json()
+    uploaded = client.post("/api/replays/analysis", content=r.content)
+    assert uploaded.json() == report.json()
+    bad = client.post("/api/replays/analysis", content=b'{"format": "nertz-replay/9"}')
+    assert bad.status_code == 400 and "unknown format" in bad.json()["error"]
 
 
 def _first_deal(client: TestClient) -> tuple[int, str]:

@@ -20,7 +20,7 @@ from server_support import (
 )
 from starlette.testclient import TestClient
 
-import nertz.server.table as table_module
+import nertz.server.room.lobby as lobby_module
 from nertz.server.app import create_app
 
 
@@ -61,7 +61,7 @@ def test_reconnect_within_the_window(client: TestClient) -> None:
 
 @pytest.mark.usefixtures("fast_bots")
 def test_vacant_seat_goes_to_a_bot(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(table_module, "RECONNECT_SECONDS", 0.3)
+    monkeypatch.setattr(lobby_module, "RECONNECT_SECONDS", 0.3)
     ann = create_room(client, {"preset": "pagat", "nertz_pile_size": 10})
     bob = join(client, ann.room, "Bob")
     with client.websocket_connect(f"/ws/{ann.room}") as a:
@@ -93,7 +93,7 @@ def test_vacant_seat_goes_to_a_bot(client: TestClient, monkeypatch: pytest.Monke
 def test_vacant_host_passes_the_host_on(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(table_module, "RECONNECT_SECONDS", 0.2)
+    monkeypatch.setattr(lobby_module, "RECONNECT_SECONDS", 0.2)
     ann = create_room(client)
     bob = join(client, ann.room, "Bob")
     with client.websocket_connect(f"/ws/{ann.room}") as b:

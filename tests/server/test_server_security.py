@@ -32,7 +32,7 @@ from starlette.testclient import TestClient, WebSocketTestSession
 from nertz.bots import SPEEDS, GreedyBot, Observation, SpeedProfile
 from nertz.rules import Rules
 from nertz.server import protocol
-from nertz.server.table import Table
+from nertz.server.room.table import Table
 from nertz.views import hidden_cards, view, visible_cards
 
 

@@ -9,12 +9,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import sqlalchemy as sa
 
 from nertz.rules import Rules
+from nertz.server import protocol
+from nertz.server.room.table import Table
 from nertz.server.store import Store, StoreError
-from nertz.server.table import Table
 
 pytestmark = pytest.mark.anyio
 
@@ -139,7 +141,7 @@ def picture(table: Table) -> dict[str, Any]:
     """Everything a table holds that its log must rebuild."""
     rnd = table.round
     assert rnd is not None and table.match is not None and table.recorder is not None
-    snap = table.snapshot(None)
+    snap = msgspec.to_builtins(table.snapshot(None))
     snap["table"].pop("t")
     return {
         "snapshot": snap | {"v": None},
@@ -159,11 +161,11 @@ async def test_table_rebuilt_from_its_log(store: Store) -> None:
     rules = Rules.from_spec({"preset": "pagat", "target_score": 1000})
     room = rid()
     table = await Table.create(store, rules, 3, room, room[:8].upper())
-    ann, _ = table.join("Ann")
-    bob, _ = table.join("Bob")
-    cy, _ = table.join("Cy")
-    table.set_ready(bob, True)
-    table.start(ann, 0)
+    ann, _, _ = table.join("Ann")
+    bob, _, _ = table.join("Bob")
+    cy, _, _ = table.join("Cy")
+    table.handle(bob, protocol.Ready(True))
+    table.handle(ann, protocol.Start(0))
     await asyncio.sleep(0.05)
     assert table.phase == "playing" and table.round is not None
     people = [ann, bob, cy]
@@ -174,11 +176,12 @@ async def test_table_rebuilt_from_its_log(store: Store) -> None:
         move = next((m for m in moves if str(m) not in ("NERTZ", "STUCK")), None)
         if table.round.ended is not None:
             break
-        table.play(p, f"a{i}", str(move) if move else "T", None, None)
+        table.handle(p, protocol.Play(f"a{i}", str(move) if move else "T"))
         p.moves.tokens = 10.0  # not the throttle under test
         await asyncio.sleep(0)
-    table.play(ann, "bad", "Q-Z", None, None)  # a rejection changes nothing, stores nothing
-    await table._drain()
+    # a rejection changes nothing, stores nothing
+    table.handle(ann, protocol.Play("bad", "Q-Z"))
+    await table.settled()
     assert table.round.moves_played > 20
     entries = await store.load_log(room)
     assert [e.seq for e in entries] == list(range(len(entries))) and len(entries) == table.seq

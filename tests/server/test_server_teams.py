@@ -10,11 +10,12 @@ import pytest
 from server_support import ask, create_room, hello, in_loop, join, table_of, wait_phase
 from starlette.testclient import TestClient
 
+from nertz.bots import Observation
 from nertz.match import Match
 from nertz.moves import Kind, Move
 from nertz.rules import Rules
 from nertz.server.app import create_app
-from nertz.server.bots import fits_hand, own_half_move
+from nertz.server.room.bots import fits_hand, own_half_move
 
 SPLIT = {"preset": "pagat", "teams": "split"}
 
@@ -81,10 +82,11 @@ def _bot_plays(client: TestClient) -> None:
 def test_a_bot_partner_keeps_to_its_half() -> None:
     rnd = Match(Rules.from_spec(SPLIT), 2, seed=3).deal()
     for hand in (0, 1):
-        move = own_half_move(rnd, 0, hand)
+        move = own_half_move(Observation.from_round(rnd, 0), hand)
         if move is not None:
             assert fits_hand(move, hand)
     assert fits_hand(Move.parse("1-2"), 0) and fits_hand(Move.parse("1-2"), 1)
     assert not fits_hand(Move.parse("T"), 0) and not fits_hand(Move.parse("W-F"), 0)
     assert not fits_hand(Move.parse("N-F"), 1)
-    assert own_half_move(rnd, 0, 1) is not None  # the stock partner can always turn here
+    # the stock partner can always turn here
+    assert own_half_move(Observation.from_round(rnd, 0), 1) is not None

@@ -32,7 +32,8 @@ from server_support import (
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-import nertz.server.table as table_module
+import nertz.server.edge.fanout as fanout_module
+import nertz.server.room.table as table_module
 from nertz.bots import SPEEDS, GreedyBot, Observation, SpeedProfile
 from nertz.rules import Rules
 from nertz.server.app import create_app
@@ -106,15 +107,6 @@ def test_malformed_messages(client: TestClient, raw: str) -> None:
                 hello(ws, ann.token)
         assert ask(ws, {"type": "ping", "id": "p", "sent": 2.5}) == {
             "type": "pong", "id": "p", "sent": 2.5, "server": pytest.approx(0, abs=1e12)}
-
-
-def test_binary_frame_is_read_like_text(client: TestClient) -> None:
-    ann = create_room(client)
-    with client.websocket_connect(f"/ws/{ann.room}") as ws:
-        ws.send_bytes(b"\xff\x00\x01")
-        assert reply(ws)["code"] == "bad_message"
-        ws.send_bytes(b'{"type": "hello", "token": "%s"}' % ann.token.encode())
-        assert recv(ws)["type"] == "state"
 
 
 def test_host_only_commands(client: TestClient) -> None:
@@ -364,7 +356,7 @@ def test_catch_up_with_since(client: TestClient) -> None:
 def test_too_old_since_gets_the_whole_state(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(table_module, "HISTORY", 4)
+    monkeypatch.setattr(fanout_module, "HISTORY", 4)
     with two_players(client) as (_ann, _bob, a, b):
         quiet(b)
         for i in range(6):

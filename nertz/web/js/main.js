@@ -3,6 +3,7 @@
 
 import {h, fill, toast, store} from './dom.js';
 import {api, Connection} from './net.js';
+import {applyUpdate} from './merge.js';
 import {applyLocal, clone, lift, parseMove} from './rules.js';
 import {TableView} from './table.js';
 import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet} from './screens.js';
@@ -244,13 +245,7 @@ function onUpdate(m) {
       }
     }
   }
-  for (const tab of m.tableaus) S.table.tableaus[tab.seat] = tab;
-  for (const f of m.foundations) {
-    const i = S.table.foundations.findIndex((x) => x.number === f.number);
-    if (i >= 0) S.table.foundations[i] = f; else S.table.foundations.push(f);
-  }
-  S.table.ended = m.ended;
-  S.table.called_by = m.called_by;
+  applyUpdate(S.table, m);
   if (mine) {
     // The update carrying our own move comes just before its ack: stop showing it twice.
     const i = S.pending.findIndex((p) => p.move === m.move);

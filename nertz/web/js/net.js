@@ -1,5 +1,7 @@
 // Talking to the server: JSON over HTTP for rooms, one WebSocket for play (docs/protocol.md).
 
+import {Versions} from './merge.js';
+
 /** Call the HTTP API; throws Error(message) with the server's own words on a 4xx. */
 export async function api(path, body) {
   const init = body === undefined ? {} : {
@@ -15,8 +17,9 @@ export async function api(path, body) {
 }
 
 /**
- * One room's socket. Says hello with the seat token, keeps the last version seen so a
- * reconnect asks only for what it missed (`since`), measures the round trip every 2 s and
+ * One room's socket. Says hello with the seat token, passes on broadcasts in version order
+ * (a gap waits for a `sync`'s catch-up), so a reconnect asks only for what it missed
+ * (`since`); measures the round trip every 2 s and
  * reports it (`rtt`) for the table's latency display. Reconnects with back-off.
  */
 export class Connection {
@@ -25,7 +28,8 @@ export class Connection {
     this.token = token;
     this.onMessage = onMessage;
     this.onStatus = onStatus || (() => {});
-    this.v = null;          // last version seen; null until the first full state in this page
+    // Versions in order; on a gap, nothing is applied until the catch-up arrives.
+    this.versions = new Versions((since) => this.send({type: 'sync', since}));
     this.rtt = null;
     this.ws = null;
     this.closed = false;
@@ -42,7 +46,8 @@ export class Connection {
     ws.onopen = () => {
       this.retry = 0;
       const hello = {type: 'hello', token: this.token};
-      if (this.v != null) hello.since = this.v;
+      if (this.versions.v != null) hello.since = this.versions.v;
+      this.versions.syncing = false;  // the hello's answer is the catch-up
       ws.send(JSON.stringify(hello));
       this.onStatus('open');
       this.ping();
@@ -55,7 +60,7 @@ export class Connection {
         if (!line) continue;
         let msg;
         try { msg = JSON.parse(line); } catch { continue; }
-        if (typeof msg.v === 'number') this.v = msg.v;
+        if (!this.versions.take(msg)) continue;
         if (msg.type === 'pong') {
           this.rtt = Math.max(0, performance.now() - msg.sent);
         }

@@ -1,0 +1,163 @@
+"""A room live on this process: its table (the owner) wired to its fan-out (the sockets).
+
+:class:`LiveRoom` is the one place where the two meet: a socket's command goes to
+:meth:`Table.handle <nertz.server.room.table.Table.handle>`, and the effects it returns (and the
+clock's) go to the :class:`~nertz.server.edge.fanout.Fanout`. It also runs the room's bots, each
+through an in-process :class:`RoomSeat`. When rooms are owned across processes, the bus carries
+the same two calls (commands in, effects out) between a room's owner and the sockets' process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from nertz.bots import Observation
+from nertz.moves import Move
+from nertz.server import protocol
+from nertz.server.edge.fanout import Fanout, Sink
+from nertz.server.room.bots import BotDriver, Look, wait_event
+from nertz.server.room.lobby import Player
+from nertz.server.room.messages import Error
+from nertz.server.room.table import Phase, Table
+
+log = logging.getLogger("nertz.bots")
+
+
+class LiveRoom:
+    """One room's table and sockets, and its bots' tasks."""
+
+    def __init__(self, table: Table, start_bots: bool = True) -> None:
+        self.table = table
+        self.fanout = Fanout()
+        self.start_bots = start_bots
+        self.tasks: set[asyncio.Task[None]] = set()
+        self._bot_ids = 0
+        table.on_bot = self.start_bot
+        table.connect(self.fanout.publish)
+
+    @property
+    def id(self) -> str:
+        """The room's id."""
+        return self.table.id
+
+    @property
+    def open(self) -> bool:
+        """Taking commands: neither closed nor waiting to be rebuilt from its log."""
+        return not (self.table.closed or self.table.broken)
+
+    # ------------------------------------------------------------------ sockets
+
+    def attach(self, sink: Sink, player: Player | None, since: int | None) -> None:
+        """A socket joins: bring it up to date from ``since`` or send the whole state."""
+        self.fanout.attach(sink, player.id if player is not None else None)
+        self.resync(sink, player, since)
+        self.fanout.publish(self.table.connected(player))
+
+    def resync(self, sink: Sink, player: Player | None, since: int | None) -> None:
+        """Answer a ``sync``: the missed broadcasts, or the whole state (the socket stays
+        attached: nothing changes for the others, so nothing is broadcast)."""
+        table = self.table
+        self.fanout.catch_up(sink, since, table.version, lambda: table.snapshot(player),
+                             lambda: table.caught_up(player))
+
+    def detach(self, sink: Sink) -> None:
+        """A socket closed. The seat waits for its player to come back."""
+        pid = self.fanout.detach(sink)
+        if pid is not None:
+            self.fanout.publish(self.table.disconnected(self.table.players.get(pid)))
+
+    def handle(self, player: Player, message: protocol.ClientMessage,
+               sender: Sink | None) -> None:
+        """One command from ``player`` on socket ``sender``; its answers go back there."""
+        self.fanout.publish(self.table.handle(player, message), sender)
+
+    async def join(self, name: str, spectator: bool) -> tuple[Player, str]:
+        """Add a person once the join is stored: the player and their seat token."""
+        player, token, fx = self.table.join(name, spectator)
+        self.fanout.publish(fx)
+        if fx.committed is not None:
+            await asyncio.gather(fx.committed, return_exceptions=True)
+        return player, token
+
+    def send_latency(self) -> None:
+        """Every seat's latency, to everyone (unversioned: a passing measure, not state)."""
+        if self.fanout.sinks:
+            self.fanout.send_now(self.table.latency())
+
+    # ------------------------------------------------------------------ lifetime
+
+    def start_bot(self, player: Player) -> None:
+        """Start a bot's driver task (kept here so it is not collected)."""
+        if not self.start_bots or player.bot is None or player.level is None:
+            return
+        driver = BotDriver(RoomSeat(self, player), player.bot, player.level,
+                           f"{self.table.id}:{player.id}")
+        task = asyncio.get_running_loop().create_task(driver.run(), name=f"bot-{player.id}")
+        self.tasks.add(task)
+        task.add_done_callback(self._bot_done)
+
+    def start_seated_bots(self) -> None:
+        """Start a driver for every bot in the room (after a restore)."""
+        for player in list(self.table.players.values()):
+            if player.bot is not None:
+                self.start_bot(player)
+
+    def _bot_done(self, task: asyncio.Task[None]) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("table %s: bot stopped: %r", self.table.id, task.exception())
+
+    def close(self) -> None:
+        """Stop the table's timers, bots and sockets (the room stays stored)."""
+        self.table.close()
+        for task in list(self.tasks):
+            task.cancel()
+        self.fanout.close()
+
+    async def settled(self) -> None:
+        """Wait until everything the table logged is committed (or failed)."""
+        await self.table.settled()
+
+
+class RoomSeat:
+    """A bot's seat at a table of this process (the in-process :class:`SeatLink`)."""
+
+    def __init__(self, room: LiveRoom, player: Player) -> None:
+        self.room = room
+        self.player = player
+        self._seen = room.fanout.changed
+        self._ids = 0
+
+    def present(self) -> bool:
+        """Whether the bot is still in the room and the room is open."""
+        table = self.room.table
+        return self.player.id in table.players and not table.closed
+
+    def look(self) -> Look | None:
+        """The live round as the seat sees it, or None while none is being played."""
+        table = self.room.table
+        self._seen = self.room.fanout.changed
+        rnd, seat = table.round, self.player.seat
+        if table.phase is not Phase.PLAYING or rnd is None or seat is None or rnd.ended:
+            return None
+        key = (f"{table.id}:{table.match_number}:"
+               f"{len(table.match.results) if table.match else 0}")
+        return Look(Observation.from_round(rnd, seat, table.now_t()), seat, table.rules, key,
+                    table.hand_of(self.player))
+
+    async def changed(self, timeout: float | None) -> None:
+        """Wait for a broadcast after the last look."""
+        await wait_event(self._seen, timeout)
+
+    def still(self, look: Look) -> bool:
+        """Whether the round the bot looked at is still the one being played."""
+        table = self.room.table
+        return table.round is look.obs.round and table.phase is Phase.PLAYING
+
+    async def play(self, move: Move) -> bool:
+        """Submit the move as the bot's player; False if refused as a command."""
+        self._ids += 1
+        fx = self.room.table.handle(self.player, protocol.Play(f"b{self._ids}", str(move)))
+        self.room.fanout.publish(fx)
+        return not any(isinstance(s.message, Error) for s in fx.sends)

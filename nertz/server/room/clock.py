@@ -1,0 +1,67 @@
+"""A room's clock: its timers, and the round's time in milliseconds.
+
+Real time lives here, not in the engine: the table asks the clock what time it is in the round
+and to call it back later (a countdown, a call's grace, a vacancy check). Timers stop when the
+room closes or breaks, and a timer whose moment has passed (its phase changed) does nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+from nertz.server.room.messages import CommandError
+
+log = logging.getLogger("nertz.table")
+
+
+class Clock:
+    """Timers on the running event loop, and the round's start (``round_t0``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.round_t0 = 0.0
+        self.stopped = False
+        self._timers: list[asyncio.TimerHandle] = []
+
+    def loop_time(self) -> float:
+        """The event loop's clock, in seconds."""
+        return asyncio.get_running_loop().time()
+
+    def start_round(self, elapsed_ms: int = 0) -> None:
+        """The round began ``elapsed_ms`` ago (0: now)."""
+        self.round_t0 = self.loop_time() - elapsed_ms / 1000
+
+    def now_t(self) -> int:
+        """Milliseconds since the round began, on the server's clock."""
+        return int((self.loop_time() - self.round_t0) * 1000)
+
+    def schedule(self, delay: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
+        """Call ``fn`` after ``delay`` seconds, unless the clock has stopped by then."""
+        holder: list[asyncio.TimerHandle] = []
+        handle = asyncio.get_running_loop().call_later(max(0.0, delay), self._fire, fn, holder)
+        holder.append(handle)
+        self._timers.append(handle)
+        return handle
+
+    def _fire(self, fn: Callable[[], None], holder: list[asyncio.TimerHandle]) -> None:
+        # A fired timer is forgotten: a client reconnecting in a loop must not grow the list.
+        with contextlib.suppress(ValueError):
+            self._timers.remove(holder[0])
+        if self.stopped:
+            return
+        try:
+            fn()
+        except CommandError:
+            pass  # a timer whose moment passed (the phase changed meanwhile)
+        except Exception:  # pragma: no cover - a bug must not take the server down
+            log.exception("table %s: timer failed", self.name)
+
+    def stop(self) -> None:
+        """Cancel every timer; none runs again."""
+        self.stopped = True
+        for handle in self._timers:
+            handle.cancel()
+        self._timers.clear()

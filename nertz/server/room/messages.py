@@ -1,0 +1,159 @@
+"""What a room says: typed server messages, refused commands, and what to send to whom.
+
+Every server message is a msgspec struct tagged by ``type`` (docs/protocol.md describes each);
+those that carry table state are built only from :mod:`nertz.views`, so nothing hidden can leave
+the server. A command's outcome is an :class:`Effects`: the messages it sends and to whom,
+which go out only once its log entries are ``committed``. They are encoded by
+:func:`nertz.server.protocol.encode`, the one encoder of everything the server sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import msgspec
+
+
+class CommandError(Exception):
+    """A command refused: ``code`` for programs, the message for people."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def to_message(self, action_id: str | None = None) -> Error:
+        """The ``error`` message that tells the sender."""
+        return Error(self.code, self.message, action_id)
+
+
+class ServerMessage(msgspec.Struct, tag_field="type"):
+    """Any message from the server; ``v`` numbers the broadcasts (0: not one)."""
+
+
+class State(ServerMessage, tag="state"):
+    """The whole state for one person: the room, the table as their seat sees it."""
+
+    v: int
+    room: dict[str, Any]
+    you: dict[str, Any] | None
+    table: dict[str, Any] | None
+    result: dict[str, Any] | None
+    countdown_ms: int
+
+
+class TableState(State, tag="table"):
+    """The whole state as every seat sees it, broadcast when a match or round starts."""
+
+
+class RoomChanged(ServerMessage, tag="room"):
+    """The lobby changed: who is here, where they sit, the phase."""
+
+    room: dict[str, Any]
+    v: int = 0
+
+
+class Update(ServerMessage, tag="update"):
+    """One applied move: its public events and the tableaus and foundations it changed."""
+
+    seat: int
+    move: str
+    t: int
+    events: list[dict[str, Any]]
+    tableaus: list[dict[str, Any]]
+    foundations: list[dict[str, Any]]
+    ended: str | None
+    called_by: int | None
+    v: int = 0
+
+
+class RoundOver(ServerMessage, tag="round_over"):
+    """A round's result (and the match's, when it was the last)."""
+
+    result: dict[str, Any]
+    room: dict[str, Any]
+    v: int = 0
+
+
+class Ack(ServerMessage, tag="ack"):
+    """The sender's move ``id`` was applied and stored, at ``t``; ``v`` is its update's."""
+
+    id: str
+    move: str
+    t: int
+    v: int
+
+
+class Rejected(ServerMessage, tag="rejected", omit_defaults=True):
+    """The sender's move ``id`` changed nothing: ``error`` says why; ``race`` when another seat
+    reached the foundation first."""
+
+    id: str
+    move: str
+    error: str
+    race: dict[str, Any] | None = None
+
+
+class Error(ServerMessage, tag="error", omit_defaults=True):
+    """A command refused (``code`` for programs); ``id`` names the action it answers."""
+
+    code: str
+    message: str
+    id: str | None = None
+
+
+class Kicked(ServerMessage, tag="kicked"):
+    """The host removed this player; the socket closes."""
+
+
+class CaughtUp(ServerMessage, tag="caught_up"):
+    """The missed broadcasts were replayed up to ``v``; ``you`` as the room sees you now."""
+
+    v: int
+    you: dict[str, Any] | None
+
+
+class Latency(ServerMessage, tag="latency"):
+    """Every connected person's last round trip in ms (unversioned: a passing measure)."""
+
+    rtt: dict[str, int]
+
+
+class Pong(ServerMessage, tag="pong"):
+    """The answer to a ping: its ``id`` and ``sent`` echoed, the server's clock in ms."""
+
+    id: str
+    sent: float
+    server: float
+
+
+EVERYONE: Final = "*"
+"""Audience: every socket of the room (a versioned broadcast)."""
+SENDER: Final = ""
+"""Audience: the socket the command came from."""
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """One message for one audience: :data:`EVERYONE`, :data:`SENDER` or a player's id (all
+    their sockets). ``version`` is a broadcast's ``v``; ``close`` closes the audience's sockets
+    after it (and forgets them at once, so nothing later reaches them)."""
+
+    to: str
+    message: ServerMessage
+    version: int = 0
+    close: bool = False
+
+
+@dataclass(slots=True)
+class Effects:
+    """What one command or timer did: messages to send, in order, once ``committed`` (its log
+    entries stored; None when it stored nothing) resolves."""
+
+    sends: list[Send] = field(default_factory=list)
+    committed: asyncio.Future[Any] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.sends) or self.committed is not None

@@ -1,0 +1,845 @@
+"""One room's table: the single owner that applies every action, as a reducer over its log.
+
+A :class:`Table` takes commands one at a time, in arrival order, on the event loop (each
+command's check-and-apply is synchronous, so nothing interleaves). Its surface is one call,
+:meth:`Table.handle` ``(player, message) -> Effects``: what to send to whom, once the command's
+log entries are ``committed``. Every change is an entry of the room's log, made by
+:meth:`Table._log`: it applies the entry with :meth:`Table._apply` (the same code that rebuilds
+a table from its stored log on any process, live moves included) and queues it to the store.
+Nobody sees, nor is acknowledged, an action that is not durable: the fan-out
+(:mod:`nertz.server.edge.fanout`) sends a command's messages only after its commit.
+
+Changes that no command makes (a countdown ending, a call's grace running out, a seat falling
+vacant) come from the room's :class:`~nertz.server.room.clock.Clock`; their effects go to the
+callback given to :meth:`Table.connect`. Every message about the table is built from
+:mod:`nertz.views` (:mod:`nertz.server.room.messages`), and every seat sees the same face-up
+cards, so a table update is one broadcast for everyone; versions number the broadcasts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import hashlib
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+import msgspec
+
+from nertz.engine import Round
+from nertz.errors import IllegalMoveError, LostRace, NotationError
+from nertz.events import Event, ResetDone
+from nertz.match import Match, RoundResult
+from nertz.moves import STUCK, Move
+from nertz.replay import Recorder
+from nertz.rules import Rules
+from nertz.server import protocol
+from nertz.server.room import lobby as seating
+from nertz.server.room.archive import MatchArchive
+from nertz.server.room.clock import Clock
+from nertz.server.room.lobby import MOVES_PER_SECOND, Lobby, Player, bot_name, token_hash
+from nertz.server.room.messages import (
+    EVERYONE,
+    SENDER,
+    Ack,
+    CaughtUp,
+    CommandError,
+    Effects,
+    Kicked,
+    Latency,
+    Pong,
+    Rejected,
+    RoomChanged,
+    RoundOver,
+    Send,
+    ServerMessage,
+    State,
+    TableState,
+    Update,
+)
+from nertz.server.store import LogEntry, Store, StoreError
+from nertz.views import foundation_view, tableau_view, view
+
+log = logging.getLogger("nertz.table")
+
+MAX_COUNTDOWN_MS: Final = 10_000
+"""The longest start countdown the host may ask for."""
+
+
+class Phase(enum.StrEnum):
+    """Where a room is: its lobby, a round's countdown, play, between rounds, after a match."""
+
+    LOBBY = "lobby"
+    COUNTDOWN = "countdown"
+    PLAYING = "playing"
+    ROUND_OVER = "round_over"
+    MATCH_OVER = "match_over"
+
+    @property
+    def between_matches(self) -> bool:
+        """Seats, readiness and kicks change only here."""
+        return self in (Phase.LOBBY, Phase.MATCH_OVER)
+
+
+Emit = Callable[[Effects], None]
+"""Where the effects of clock-driven changes go (the room's fan-out)."""
+
+
+class Table:
+    """The owner of one room. Build with :meth:`create` or :meth:`restore`."""
+
+    def __init__(
+        self, store: Store, room_id: str, code: str, rules: Rules, seats: int
+    ) -> None:
+        self.store = store
+        self.id = room_id
+        self.code = code
+        self.rules = rules
+        self.lobby = Lobby(seats, rules.teams)
+        self.phase = Phase.LOBBY
+        self.match: Match | None = None
+        self.round: Round | None = None
+        self.recorder: Recorder | None = None
+        self.match_id: str | None = None
+        self.match_number = 0
+        self.last_result: RoundResult | None = None
+        self.archive = MatchArchive(store, room_id)
+        self.clock = Clock(room_id)
+        self.seq = 0
+        """The next log entry's number."""
+        self.version = 0
+        """The last broadcast's number."""
+        self.last_t = 0
+        self.countdown_ms = 0
+        self.broken = False
+        self.closed = False
+        self.deal_seed: int | None = None
+        """Set by ``nertz serve --deal-seed``: matches are dealt from it, not at random."""
+        self.on_bot: Callable[[Player], None] | None = None
+        """Called with each bot the host seats (the room starts its driver)."""
+        self._emit: Emit | None = None
+        self._unsent: list[Effects] = []
+        self._fx: Effects | None = None
+        self._futs: list[asyncio.Future[Any]] = []
+        self._pending: set[asyncio.Future[Any]] = set()
+        self._vacancy_timer: asyncio.TimerHandle | None = None
+        self._replaying = False
+
+    # ------------------------------------------------------------------ lobby facts
+
+    @property
+    def players(self) -> dict[str, Player]:
+        """Everyone in the room, by id."""
+        return self.lobby.players
+
+    @property
+    def host(self) -> str | None:
+        """The host's player id."""
+        return self.lobby.host
+
+    @property
+    def seats(self) -> int:
+        """How many seats the room has."""
+        return self.lobby.seats
+
+    def seat_player(self, seat: int, hand: int = 0) -> Player | None:
+        """Who sits at ``seat`` (the partner ``hand`` under teams)."""
+        return self.lobby.seat_player(seat, hand)
+
+    def hand_of(self, player: Player) -> int | None:
+        """Which half of its seat ``player`` plays (see :meth:`Lobby.hand_of`)."""
+        return self.lobby.hand_of(player)
+
+    def player_for_token(self, token: str) -> Player | None:
+        """The person this token belongs to (the server decides who a client is)."""
+        return self.lobby.player_for_token(token)
+
+    def now_t(self) -> int:
+        """Milliseconds since the round began, on the server's clock."""
+        return self.clock.now_t()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @classmethod
+    async def create(
+        cls, store: Store, rules: Rules, seats: int, room_id: str, code: str
+    ) -> Table:
+        """A new room, stored."""
+        table = cls(store, room_id, code, rules, seats)
+        spec = rules.to_spec()
+        await store.create_room(room_id, code, spec, seats)
+        fx = table._run(lambda: table._log("created", {"rules": spec, "seats": seats}))
+        if fx.committed is not None:
+            await fx.committed
+        return table
+
+    @classmethod
+    async def restore(
+        cls, store: Store, room_id: str, code: str, rules: Rules, seats: int,
+        entries: list[LogEntry],
+    ) -> Table:
+        """Rebuild a room from its log, then pick up its clocks where they stopped."""
+        table = cls(store, room_id, code, rules, seats)
+        # Versions number one process's broadcasts, and a client may still hold one from the
+        # process before: start above any it can have reached (that would take more than one
+        # broadcast a millisecond), so an old ``since`` gets the whole state, never a history
+        # that does not follow from it.
+        table.version = int(time.time() * 1000)
+        table._replaying = True
+        for entry in entries:
+            table._apply(entry.kind, entry.data)
+            table.seq = entry.seq + 1
+        table._replaying = False
+        table.clock.start_round(table.last_t)
+        if table.phase is Phase.COUNTDOWN:
+            table._schedule(table.countdown_ms / 1000, table._begin)
+        elif table.phase is Phase.PLAYING and table.round is not None and table.round.ended:
+            table._hold(table._run(table._after_end))
+        if (table.phase is Phase.MATCH_OVER and table.match_id is not None
+                and table.recorder is not None and table.match is not None):
+            # Killed between closing the last round and saving the match: save it now.
+            await table.archive.ensure_saved(table.match_id, table.recorder.file.to_json(),
+                                             table.match.winner)
+        return table
+
+    def connect(self, emit: Emit) -> None:
+        """Send the effects of clock-driven changes to ``emit`` (those made before now first)."""
+        self._emit = emit
+        unsent, self._unsent = self._unsent, []
+        for fx in unsent:
+            emit(fx)
+
+    def close(self) -> None:
+        """Stop the table's timers and saves (the room stays stored)."""
+        self.closed = True
+        self.clock.stop()
+        self.archive.close()
+
+    async def settled(self) -> None:
+        """Wait until everything logged so far is committed (or failed)."""
+        if self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
+
+    # ------------------------------------------------------------------ effects
+
+    def _run(self, fn: Callable[[], object]) -> Effects:
+        """Run one command or timer: what it logs and sends becomes one :class:`Effects`."""
+        if self._fx is not None:  # nested (a command that starts another): one outcome
+            fn()
+            return Effects()
+        fx = self._fx = Effects()
+        futs = self._futs = []
+        try:
+            fn()
+        finally:
+            self._fx = None
+            self._futs = []
+            if futs:
+                fx.committed = futs[0] if len(futs) == 1 else asyncio.gather(*futs)
+        return fx
+
+    def _hold(self, fx: Effects) -> None:
+        """Hand clock-driven effects to the fan-out (kept until one is connected)."""
+        if not fx:
+            return
+        if self._emit is None:
+            self._unsent.append(fx)
+        else:
+            self._emit(fx)
+
+    def _timed(self, fn: Callable[[], None]) -> Callable[[], None]:
+        def fire() -> None:
+            if not self.broken and not self.closed:
+                self._hold(self._run(fn))
+        return fire
+
+    def _schedule(self, delay: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
+        return self.clock.schedule(delay, self._timed(fn))
+
+    def _send(self, to: str, message: ServerMessage, close: bool = False) -> None:
+        assert self._fx is not None, "messages are sent from inside a command"
+        self._fx.sends.append(Send(to, message, close=close))
+
+    def _broadcast(self, message: ServerMessage) -> None:
+        self.version += 1
+        message.v = self.version  # type: ignore[attr-defined]
+        assert self._fx is not None, "broadcasts are made from inside a command"
+        self._fx.sends.append(Send(EVERYONE, message, self.version))
+
+    # ------------------------------------------------------------------ the log
+
+    def _log(self, kind: str, data: dict[str, Any]) -> tuple[Event, ...]:
+        """Apply an entry (raising, and changing nothing, if it does not apply), then queue it
+        to the store; what the command sends waits for its commit."""
+        self._check_alive()
+        events = self._apply(kind, data)
+        fut = self.store.append_nowait(self.id, self.seq, kind, data)
+        self.seq += 1
+        self._pending.add(fut)
+        fut.add_done_callback(self._stored)
+        if self._fx is not None:
+            self._futs.append(fut)
+        return events
+
+    def _stored(self, fut: asyncio.Future[None]) -> None:
+        self._pending.discard(fut)
+        if not fut.cancelled() and fut.exception() is not None:
+            self._break(fut.exception())
+
+    def _break(self, exc: BaseException | None) -> None:
+        # The store refused an entry that is already applied in memory: this table no longer
+        # matches its log. Stop taking commands; the hub rebuilds it from the log.
+        if not self.broken:
+            log.error("table %s: store failed, table must be rebuilt: %s", self.id, exc)
+        self.broken = True
+        self.clock.stop()
+
+    def _check_alive(self) -> None:
+        if self.broken:
+            raise CommandError("unavailable", "this table is being restored; try again")
+
+    # ------------------------------------------------------------------ applying entries
+
+    def _apply(self, kind: str, data: dict[str, Any]) -> tuple[Event, ...]:
+        """Change the table by one log entry; shared by live play and rebuilding."""
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is None:
+            raise ValueError(f"unknown log entry {kind!r}")
+        events: tuple[Event, ...] | None = handler(data)
+        return events or ()
+
+    def _on_created(self, data: dict[str, Any]) -> None:
+        self.rules = Rules.from_spec(data["rules"])
+        self.lobby.seats = int(data["seats"])
+        self.lobby.teams = self.rules.teams
+
+    def _on_joined(self, data: dict[str, Any]) -> None:
+        p = Player(data["player"], data["name"], data.get("token"), data.get("seat"),
+                   data.get("hand", 0), data.get("bot"), data.get("level"))
+        self.lobby.add(p)
+        # A person has the reconnect window from joining (or from a restart) to connect.
+        p.left_at = time.monotonic()
+
+    def _on_left(self, data: dict[str, Any]) -> None:
+        self.lobby.remove(data["player"])
+
+    def _on_assigned(self, data: dict[str, Any]) -> None:
+        p = self.players[data["player"]]
+        p.seat = data["seat"]
+        p.hand = data.get("hand", 0)
+
+    def _on_ready(self, data: dict[str, Any]) -> None:
+        self.players[data["player"]].ready = bool(data["ready"])
+
+    def _on_host(self, data: dict[str, Any]) -> None:
+        self.lobby.host = data["player"]
+
+    def _on_bot_seat(self, data: dict[str, Any]) -> None:
+        self.lobby.remove(data["replaces"])
+        self.lobby.add(Player(data["player"], data["name"], None, data["seat"], 0, data["bot"],
+                              data["level"]))
+
+    def _on_start(self, data: dict[str, Any]) -> None:
+        self.match_number += 1
+        self.match = Match(self.rules, self.seats, data["seed"])
+        self.match_id = data["match"]
+        names = [self.lobby.seat_name(s) for s in range(self.seats)]
+        self.recorder = Recorder(self.rules, names, data["seed"])
+        self.last_result = None
+        for player in self.players.values():
+            player.answers.clear()  # ids are remembered for a match, however old
+        self._deal(int(data.get("countdown_ms", 0)))
+
+    def _on_next(self, data: dict[str, Any]) -> None:
+        self._deal(int(data.get("countdown_ms", 0)))
+
+    def _deal(self, countdown_ms: int) -> None:
+        assert self.match is not None and self.recorder is not None
+        self.round = self.match.deal()
+        self.recorder.start_round(self.round)
+        self.phase = Phase.COUNTDOWN
+        self.countdown_ms = countdown_ms
+        self.last_t = 0
+
+    def _on_begin(self, data: dict[str, Any]) -> None:
+        self.phase = Phase.PLAYING
+        self.last_t = 0
+        if not self._replaying:
+            self.clock.start_round()
+
+    def _on_move(self, data: dict[str, Any]) -> tuple[Event, ...]:
+        assert self.round is not None and self.recorder is not None
+        move = Move.parse(data["m"], self.rules.call_word)
+        t = int(data["t"])
+        events = self.round.play(data["s"], move, t, data.get("h"))
+        self.recorder.record(t, data["s"], move, data.get("h"))
+        self.last_t = max(self.last_t, t)
+        player = self.players.get(data.get("p", ""))
+        if "id" in data and player is not None:
+            # A resent action gets the first answer again, never a second application, even
+            # after a restart: the ack names the version of the update that carried the move
+            # (stored with it; entries from before it was stored name the current one).
+            player.remember(data["id"], Ack(data["id"], data["m"], t,
+                                            int(data.get("v", self.version))))
+        return events
+
+    def _on_rejected(self, data: dict[str, Any]) -> None:
+        # A person's refused move: nothing changes but the answer a resent id gets.
+        player = self.players.get(data["p"])
+        if player is not None:
+            player.remember(data["id"], msgspec.convert(data["a"], Rejected))
+
+    def _on_reset(self, data: dict[str, Any]) -> None:
+        # The server's reset is every seat declaring stuck at once: made (and written to the
+        # replay file) as those declarations, so a downloaded replay plays the same reset.
+        assert self.round is not None and self.recorder is not None
+        t = int(data["t"])
+        for seat in range(self.round.seats):
+            if not self.round.stuck[seat] and self.round.ended is None:
+                self.round.play(seat, STUCK, t)
+                self.recorder.record(t, seat, STUCK)
+        self.last_t = max(self.last_t, t)
+
+    def _on_close(self, data: dict[str, Any]) -> None:
+        assert self.match is not None and self.round is not None
+        self.last_result = self.match.finish(self.round)
+        self.phase = Phase.MATCH_OVER if self.match.over else Phase.ROUND_OVER
+        if self.match.over and self.match_id is not None:
+            self.archive.finished.append(self.match_id)
+
+    # ------------------------------------------------------------------ the one entry point
+
+    def handle(self, player: Player, message: protocol.ClientMessage) -> Effects:
+        """Apply one client message from ``player``: what to send to whom (a refusal is an
+        ``error`` to the sender), to go out once ``committed``."""
+        action_id = getattr(message, "id", None)
+
+        def command() -> None:
+            try:
+                self._command(player, message)
+            except CommandError as exc:
+                self._send(SENDER, exc.to_message(action_id))
+
+        return self._run(command)
+
+    def _command(self, player: Player, msg: protocol.ClientMessage) -> None:
+        if isinstance(msg, protocol.Play):
+            self._play(player, msg.id, msg.move)
+        elif isinstance(msg, protocol.Ping):
+            if msg.rtt is not None and 0 <= msg.rtt < 60_000:
+                player.rtt = msg.rtt
+            self._send(SENDER, Pong(msg.id, msg.sent, self.clock.loop_time() * 1000))
+        elif isinstance(msg, protocol.Ready):
+            self._set_ready(player, msg.ready)
+        elif isinstance(msg, protocol.AddBot):
+            self._add_bot(player, msg.seat, msg.bot, msg.level)
+        elif isinstance(msg, protocol.Kick):
+            self._kick(player, msg.player)
+        elif isinstance(msg, protocol.Assign):
+            self._assign(player, msg.player, msg.seat, msg.hand)
+        elif isinstance(msg, protocol.Start):
+            self._start(player, msg.countdown_ms)
+        elif isinstance(msg, protocol.Rematch):
+            self._start(player, 3000, rematch=True)
+        elif isinstance(msg, protocol.NextRound):
+            self._next_round(player, msg.countdown_ms)
+        elif isinstance(msg, protocol.BotSeat):
+            self._bot_seat(player, msg.seat, msg.bot, msg.level)
+        else:  # hello and sync belong to the socket edge
+            raise CommandError("bad_message", f"{type(msg).__name__.lower()} is not a command "
+                                              "for the table")
+
+    # ------------------------------------------------------------------ people
+
+    def join(self, name: str, spectator: bool = False) -> tuple[Player, str, Effects]:
+        """Add a person: the player, their seat token (shown once, stored hashed) and the
+        effects; raises :class:`CommandError` (or :class:`protocol.ProtocolError` for a name
+        that is no name) and changes nothing if refused."""
+        self._check_alive()
+        clean = self.lobby.check_name(name)
+        seat, hand = self.lobby.free_seat() if self.phase is Phase.LOBBY else (None, 0)
+        if spectator:
+            # Spectators, and mid-match newcomers, watch until a seat is handed to them.
+            seat, hand = None, 0
+        token = secrets.token_urlsafe(24)
+        pid = secrets.token_hex(6)
+
+        def joined() -> None:
+            self._log("joined", {"player": pid, "name": clean, "token": token_hash(token),
+                                 "seat": seat, "hand": hand})
+            self._broadcast_lobby()
+
+        fx = self._run(joined)
+        return self.players[pid], token, fx
+
+    def connected(self, player: Player | None) -> Effects:
+        """A socket of ``player`` opened (None: a watcher with no seat token)."""
+        def come() -> None:
+            if player is None:
+                return
+            player.sockets += 1
+            player.left_at = None
+            if player.sockets == 1:
+                self._broadcast_lobby()
+        return self._run(come)
+
+    def disconnected(self, player: Player | None) -> Effects:
+        """A socket of ``player`` closed. The seat waits
+        :data:`~nertz.server.room.lobby.RECONNECT_SECONDS` for them."""
+        def gone() -> None:
+            if player is None or player.id not in self.players:
+                return
+            player.sockets = max(0, player.sockets - 1)
+            if player.sockets == 0:
+                player.left_at = time.monotonic()
+                self._broadcast_lobby()
+                if self._vacancy_timer is None and not self.closed:
+                    # One pending check covers every departure until it runs.
+                    self._vacancy_timer = self._schedule(seating.RECONNECT_SECONDS + 0.5,
+                                                         self._check_vacancies)
+        return self._run(gone)
+
+    def _check_vacancies(self) -> None:
+        self._vacancy_timer = None
+        waiting = [p.left_at for p in self.lobby.people()
+                   if p.sockets == 0 and p.left_at is not None and not p.vacant]
+        if waiting:
+            # Someone left later than the first departure: check again when their time is up.
+            wait = min(waiting) + seating.RECONNECT_SECONDS + 0.5 - time.monotonic()
+            self._vacancy_timer = self._schedule(wait, self._check_vacancies)
+        host = self.players.get(self.host) if self.host else None
+        if host is not None and host.vacant:
+            heir = next((p for p in self.lobby.people() if p.sockets > 0), None)
+            if heir is not None:
+                self._log("host", {"player": heir.id})
+        self._broadcast_lobby()
+
+    def latency(self) -> Latency:
+        """Every connected person's last round trip (ms), for the periodic ``latency`` message."""
+        return Latency({p.id: round(p.rtt) for p in self.players.values()
+                        if p.rtt is not None and p.sockets})
+
+    def _throttle(self, player: Player) -> None:
+        if not player.moves.take(time.monotonic()):
+            raise CommandError("too_fast", f"too fast: at most {MOVES_PER_SECOND:g} moves "
+                               "a second")
+
+    # ------------------------------------------------------------------ messages
+
+    def room_info(self) -> dict[str, Any]:
+        """The lobby as everyone sees it."""
+        match = None
+        if self.match is not None:
+            match = {
+                "id": self.match_id,
+                "number": self.match_number,
+                "round": len(self.match.results) + (0 if self.phase in
+                                                    (Phase.ROUND_OVER, Phase.MATCH_OVER) else 1),
+                "totals": list(self.match.totals),
+                "over": self.match.over,
+                "winner": self.match.winner,
+                "nertz_sizes": list(self.match.nertz_sizes),
+            }
+        return {
+            "id": self.id,
+            "code": self.code,
+            "rules": self.rules.to_spec(),
+            "options": self.rules.to_options(),
+            "seats": self.seats,
+            "phase": self.phase,
+            "host": self.host,
+            "players": [p.to_json() for p in self.players.values()],
+            "match": match,
+            "matches": list(self.archive.finished),
+        }
+
+    def snapshot(self, player: Player | None) -> State:
+        """The whole state for one person: the room, the table as their seat sees it."""
+        table = None
+        if self.round is not None:
+            seat = player.seat if player is not None and player.seat is not None else -1
+            table = view(self.round, seat).to_json()
+            table["t"] = self.now_t() if self.phase is Phase.PLAYING else self.last_t
+            table["stuck_flags"] = [bool(s) for s in self.round.stuck]
+        return State(self.version, self.room_info(), self.you(player), table,
+                     None if self.last_result is None else self._result_json(),
+                     self.countdown_ms if self.phase is Phase.COUNTDOWN else 0)
+
+    def caught_up(self, player: Player | None) -> CaughtUp:
+        """The end of a catch-up from history: the version reached and who the socket is."""
+        return CaughtUp(self.version, self.you(player))
+
+    def you(self, player: Player | None) -> dict[str, Any] | None:
+        """Who the socket's player is, as the room sees them."""
+        if player is None:
+            return None
+        return {"player": player.id, "name": player.name, "seat": player.seat,
+                "hand": player.hand, "host": player.id == self.host}
+
+    def _broadcast_lobby(self) -> None:
+        self._broadcast(RoomChanged(self.room_info()))
+
+    def _broadcast_state(self) -> None:
+        s = self.snapshot(None)
+        self._broadcast(TableState(s.v, s.room, s.you, s.table, s.result, s.countdown_ms))
+
+    def _result_json(self) -> dict[str, Any]:
+        assert self.last_result is not None and self.match is not None
+        r = self.last_result
+        return {
+            "round": r.index + 1,
+            "ended": r.score.ended,
+            "caller": r.score.caller,
+            "scores": r.scores,
+            "breakdown": [s.to_json() for s in r.score.seats],
+            "totals": list(self.match.totals),
+            "over": self.match.over,
+            "winner": self.match.winner,
+            "match": self.match_id if self.match.over else None,
+        }
+
+    def _update(self, seat: int, move: str, t: int, events: tuple[Event, ...]) -> Update:
+        """The broadcast for one applied move: public facts only, from the views."""
+        rnd = self.round
+        assert rnd is not None
+        seats = {seat} if seat >= 0 else set()
+        founds: set[int] = set()
+        told: list[dict[str, Any]] = []
+        for e in events:
+            public = e.to_json()
+            if public is None:
+                continue
+            told.append(public)
+            if public["kind"] == "moved" and public["dst"] == "F":
+                founds.add(public["foundation"] - 1)
+            elif public["kind"] == "reset":
+                seats.update(range(rnd.seats))
+        return Update(seat, move, t, told,
+                      [tableau_view(rnd, s).to_json() for s in sorted(seats)],
+                      [foundation_view(rnd, i).to_json() for i in sorted(founds)],
+                      rnd.ended, rnd.called_by)
+
+    # ------------------------------------------------------------------ host commands
+
+    def _add_bot(self, by: Player, seat: int | None, bot: str, level: str) -> None:
+        """Host: seat a bot (``seat`` None: the first free seat)."""
+        self.lobby.check_host(by)
+        self.lobby.check_bot(bot, level)
+        if self.phase is not Phase.LOBBY:
+            raise CommandError("bad_phase", "bots join in the lobby (or take a vacant seat)")
+        if seat is None:
+            seat, hand = self.lobby.free_seat()
+            if seat is None:
+                raise CommandError("no_seat", "every seat is taken")
+        else:
+            self.lobby.check_seat(seat)
+            hand = 0
+            if self.seat_player(seat, 0) is not None:
+                raise CommandError("seat_taken", f"seat {seat + 1} is taken")
+        pid = "bot-" + secrets.token_hex(4)
+        self._log("joined", {"player": pid, "name": bot_name(level, seat),
+                             "seat": seat, "hand": hand, "bot": bot, "level": level})
+        self._broadcast_lobby()
+        if self.on_bot is not None:
+            self.on_bot(self.players[pid])
+
+    def _kick(self, by: Player, player_id: str) -> None:
+        """Host: remove someone (in the lobby, or a spectator at any time)."""
+        self.lobby.check_host(by)
+        target = self.lobby.find(player_id)
+        if target.id == by.id:
+            raise CommandError("bad_target", "the host cannot kick themself")
+        if target.seat is not None and not self.phase.between_matches:
+            raise CommandError(
+                "bad_phase", "a seated player can be kicked only between matches; "
+                "a vacant seat can be handed to a bot"
+            )
+        self._log("left", {"player": target.id})
+        self._send(target.id, Kicked(), close=True)
+        self._broadcast_lobby()
+
+    def _assign(self, by: Player, player_id: str, seat: int | None, hand: int) -> None:
+        """Host: move someone to a seat (and partner slot), or to the spectators."""
+        self.lobby.check_host(by)
+        if not self.phase.between_matches:
+            raise CommandError("bad_phase", "seats change only between matches")
+        target = self.lobby.find(player_id)
+        if seat is not None:
+            self.lobby.check_seat(seat)
+            if hand not in self.lobby.hands():
+                raise CommandError("bad_hand", "partner slots exist only in team rules")
+            other = self.seat_player(seat, hand)
+            if other is not None and other.id != target.id:
+                raise CommandError("seat_taken", f"seat {seat + 1} is taken")
+        if (target.seat, target.hand) == (seat, hand if seat is not None else target.hand):
+            return  # already there: nothing to store or tell anyone
+        self._log("assigned", {"player": target.id, "seat": seat, "hand": hand})
+        self._broadcast_lobby()
+
+    def _set_ready(self, by: Player, ready: bool) -> None:
+        """A seated player says they are ready (shown in the lobby, between matches)."""
+        if by.seat is None:
+            raise CommandError("not_seated", "only seated players say they are ready")
+        if not self.phase.between_matches:
+            raise CommandError("bad_phase", "ready counts only between matches")
+        self._throttle(by)
+        self._log("ready", {"player": by.id, "ready": ready})
+        self._broadcast_lobby()
+
+    def _start(self, by: Player, countdown_ms: int, rematch: bool = False) -> None:
+        """Host: start a match once every seat is filled."""
+        self.lobby.check_host(by)
+        self._check_alive()
+        if not (self.phase is Phase.MATCH_OVER if rematch else self.phase.between_matches):
+            raise CommandError("bad_phase", "the match is under way")
+        empty = [s + 1 for s in range(self.seats) if self.seat_player(s, 0) is None]
+        if empty:
+            raise CommandError("empty_seats", "fill every seat first (empty: "
+                               + ", ".join(map(str, empty)) + ")")
+        countdown = max(0, min(MAX_COUNTDOWN_MS, int(countdown_ms)))
+        self._log("start", {"seed": self._match_seed(), "match": secrets.token_hex(8),
+                            "countdown_ms": countdown})
+        self._broadcast_state()
+        self._schedule(countdown / 1000, self._begin)
+
+    def _match_seed(self) -> int | str:
+        """A fresh match's deal seed: 128 secret random bits (too many to search for the deal
+        that fits the cards on show), unless the server was started with a deal seed (tests
+        and demos), when a room's n-th match is always dealt alike."""
+        if self.deal_seed is None:
+            return secrets.token_hex(16)
+        digest = hashlib.sha256(f"nertz-deal:{self.deal_seed}:{self.match_number}".encode())
+        return int.from_bytes(digest.digest()[:6], "big")
+
+    def _next_round(self, by: Player, countdown_ms: int = 2000) -> None:
+        """Host: deal the next round."""
+        self.lobby.check_host(by)
+        self._check_alive()
+        if self.phase is not Phase.ROUND_OVER:
+            raise CommandError("bad_phase", "the round is not over"
+                               if self.phase is Phase.PLAYING else "there is no next round now")
+        countdown = max(0, min(MAX_COUNTDOWN_MS, int(countdown_ms)))
+        self._log("next", {"countdown_ms": countdown})
+        self._broadcast_state()
+        self._schedule(countdown / 1000, self._begin)
+
+    def _begin(self) -> None:
+        if self.phase is not Phase.COUNTDOWN:
+            return
+        self._log("begin", {})
+        self._broadcast_state()
+        self._after_change()
+
+    def _bot_seat(self, by: Player, seat: int, bot: str, level: str) -> None:
+        """Host: hand a vacant seat (its person gone) to a bot, mid-match too."""
+        self.lobby.check_host(by)
+        self.lobby.check_seat(seat)
+        self.lobby.check_bot(bot, level)
+        current = self.seat_player(seat, 0)
+        if current is not None and not current.vacant:
+            raise CommandError("seat_taken", f"seat {seat + 1} is not vacant")
+        pid = "bot-" + secrets.token_hex(4)
+        self._log("bot_seat", {"player": pid, "name": bot_name(level, seat),
+                               "seat": seat, "bot": bot, "level": level,
+                               "replaces": current.id if current else None})
+        self._broadcast_lobby()
+        if self.on_bot is not None:
+            self.on_bot(self.players[pid])
+
+    # ------------------------------------------------------------------ play
+
+    def _play(self, player: Player, action_id: str, text: str) -> None:
+        """A move from ``player``: applied in arrival order through the log, then acknowledged.
+
+        A repeated ``action_id`` gets the first answer again. Rejections (illegal, a lost race,
+        too fast, no round) go to the sender only and change nothing.
+        """
+        if not isinstance(action_id, str) or not 1 <= len(action_id) <= 64:
+            raise CommandError("bad_id", "an action id is 1 to 64 characters")
+        seen = player.answers.get(action_id)
+        if seen is not None:
+            self._send(SENDER, seen)  # after the first one's commit, like the first answer
+            return
+        self._check_alive()
+        if player.seat is None:
+            raise CommandError("not_seated", "spectators cannot play")
+        if player.bot is None:
+            self._throttle(player)
+        if self.round is None or self.phase is not Phase.PLAYING:
+            raise CommandError("no_round", "no round is being played")
+        # The server knows which partner this player is; a client's claim counts for nothing.
+        hand = self.hand_of(player)
+        t = self.now_t()
+        try:
+            move = Move.parse(text, self.rules.call_word)
+            entry: dict[str, Any] = {"p": player.id, "s": player.seat, "h": hand,
+                                     "m": str(move), "t": t}
+            if player.bot is None:
+                entry["id"] = action_id  # bots number their actions afresh in each process
+                entry["v"] = self.version + 1  # the update broadcast just below
+            # Checked by applying it: refused, it changes nothing and nothing is stored.
+            events = self._log("move", entry)
+        except (IllegalMoveError, NotationError) as exc:
+            race = None
+            if isinstance(exc, LostRace):
+                race = {"winner": exc.winner, "foundation": exc.foundation,
+                        "margin_ms": exc.margin_ms,
+                        "winner_name": self.lobby.seat_name(exc.winner)}
+            answer = Rejected(
+                action_id, str(text)[:32],
+                exc.reason if isinstance(exc, IllegalMoveError) else str(exc), race)
+            if player.bot is None:
+                # Stored like a move, so that a resent id gets this answer even after a
+                # restart, never a second try that might now be applied.
+                self._log("rejected", {"p": player.id, "id": action_id,
+                                       "a": msgspec.to_builtins(answer)})
+            else:
+                player.remember(action_id, answer)
+            self._send(SENDER, answer)
+            return
+        self._broadcast(self._update(player.seat, str(move), t, events))
+        ack = Ack(action_id, str(move), t, self.version)
+        player.remember(action_id, ack)
+        self._send(SENDER, ack)
+        self._after_change()
+
+    def _after_change(self) -> None:
+        """After a move: end the round if it ended; reset at once if every seat is stuck."""
+        rnd = self.round
+        if rnd is None or self.phase is not Phase.PLAYING:
+            return
+        if rnd.ended is not None:
+            self._after_end()
+            return
+        if rnd.all_stuck():
+            t = self.now_t()
+            self._log("reset", {"t": t})
+            self._broadcast(self._update(-1, "RESET", t, (ResetDone(("S",) * rnd.seats),)))
+
+    def _after_end(self) -> None:
+        rnd = self.round
+        assert rnd is not None
+        if rnd.ended == "nertz" and rnd.called_at is not None and self.rules.call_grace_ms:
+            wait = (rnd.called_at + self.rules.call_grace_ms - self.now_t()) / 1000
+            self._schedule(wait, self._close_round)
+        else:
+            self._close_round()
+
+    def _close_round(self) -> None:
+        if self.phase is not Phase.PLAYING:
+            return
+        self._log("close", {"t": self.now_t()})
+        assert self.match is not None
+        if self.match.over and self.recorder is not None and self.match_id is not None:
+            # The results name the match's replay: it must be there to download when they
+            # arrive, so they wait for the save, which waits for the log.
+            save = self.archive.save_after(list(self._pending), self.match_id,
+                                           self.recorder.file.to_json(), self.match.winner)
+            self._futs.append(save)
+        self._broadcast(RoundOver(self._result_json(), self.room_info()))
+
+
+__all__ = ["CommandError", "Effects", "Phase", "Player", "StoreError", "Table", "token_hash"]
