@@ -140,9 +140,8 @@ class Round:
 
     def copy(self) -> Round:
         """An independent copy: playing on it leaves this round untouched."""
-        other = Round.__new__(Round)
-        other.rules = self.rules
-        other.policy = self.policy
+        # Through __init__ with no seats (a compiled class has no bare __new__), then filled.
+        other = Round(self.rules, (), check_blocked=False)
         other.tableaus = [t.copy() for t in self.tableaus]
         other.foundations = [f.copy() for f in self.foundations]
         other._accepting = [v[:] for v in self._accepting]

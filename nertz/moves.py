@@ -123,7 +123,7 @@ class Move:
         return f"{src}-{self.dst}"
 
     @staticmethod
-    def parse(text: str, call_word: str | None = None) -> Move:
+    def parse(text: object, call_word: str | None = None) -> Move:
         """Read a move; raises :class:`NotationError` naming the text if it is no move at all.
 
         The call is ``NERTZ`` or any of :data:`CALL_WORDS`; with ``call_word`` (the ruleset's

@@ -90,7 +90,10 @@ def _fake_build(tmp_path: Path) -> Path:
     return copy
 
 
-def test_a_stale_build_is_refused_with_a_warning(tmp_path: Path) -> None:
+def test_a_stale_build_is_refused_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(_form.PURE_ENV, raising=False)
     copy = _fake_build(tmp_path)
     assert _form._why_not_compiled(copy) is None
     (copy / "engine.py").write_text((copy / "engine.py").read_text() + "# edited\n")
@@ -109,17 +112,24 @@ def test_a_stale_build_is_refused_with_a_warning(tmp_path: Path) -> None:
     assert out.stderr.count("\n") == 1 and out.stderr.startswith("warning: nertz loads its pure")
 
 
-def test_a_missing_extension_means_pure(tmp_path: Path) -> None:
+def test_a_missing_extension_means_pure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(_form.PURE_ENV, raising=False)
     copy = _fake_build(tmp_path)
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     (copy / "sim" / "table.py").with_suffix(suffix).unlink()
     assert _form._why_not_compiled(copy) == f"the compiled sim/table{suffix} is missing"
 
 
-def test_no_manifest_means_pure() -> None:
+def test_no_manifest_means_pure(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(_form.PURE_ENV, raising=False)
     assert _form._why_not_compiled(HERE) == "not compiled"
 
 
+@pytest.mark.skipif(
+    os.environ.get("NERTZ_PURE", "") not in ("", "0"), reason="run once, in the compiled pass"
+)
 @pytest.mark.skipif(
     _form_of(NERTZ_PURE=None) != "compiled", reason="the compiled engine is not installed"
 )
