@@ -1,7 +1,7 @@
 """Expert decision time: every decision of ``expert`` in instant three-seat rounds against two
-``greedy`` bots, timed one by one, on one core.
+``greedy`` bots (or another bot, ``--against``), timed one by one, on one core.
 
-    .venv/bin/python bench/decisions.py [--preset pagat] [--rounds 15] [--json]
+    .venv/bin/python bench/decisions.py [--preset pagat] [--rounds 15] [--against greedy] [--json]
 
 Round ``i`` is ``Match(rules, 3, seed=i)``'s first deal, played to its end on the virtual clock
 (:func:`nertz.sim.table.play_table`) with the expert in seat 0. Budget (``docs/bots.md``): every
@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from nertz.bots import SPEEDS, ExpertBot, GreedyBot, Observation
+from nertz.bots import SPEEDS, ExpertBot, Observation, find_bot
 from nertz.match import Match
 from nertz.moves import Move
 from nertz.rules import Rules
@@ -47,13 +47,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="pagat")
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--against", default="greedy", help="the two other seats' bot")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rules = Rules.from_spec(args.preset)
+    against = find_bot(args.against)
     times: list[float] = []
     for seed in range(args.rounds):
         rnd = Match(rules, 3, seed=seed).deal()
-        bots = [_Timed(times), GreedyBot(), GreedyBot()]
+        bots = [_Timed(times), against(), against()]
         for s, bot in enumerate(bots):
             bot.start(s, rules, seed)
         play_table(rnd, bots, [SPEEDS["instant"]] * 3, random.Random(seed))
@@ -69,7 +71,8 @@ def main() -> int:
         print(json.dumps(result))
     else:
         print(
-            f"{args.preset}: {result['decisions']} expert decisions in {args.rounds} rounds: "
+            f"{args.preset}: {result['decisions']} expert decisions in {args.rounds} rounds "
+            f"against two {args.against}: "
             f"mean {result['mean_ms']} ms, median {result['median_ms']} ms, "
             f"99th percentile {result['p99_ms']} ms, worst {result['worst_ms']} ms"
         )

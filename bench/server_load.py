@@ -1,7 +1,7 @@
 """Load test of ``nertz serve``: N rooms of four network bots at ``expert`` speed on loopback.
 
 Starts a real ``nertz serve`` process on a free port with a temporary SQLite database, opens N
-rooms, seats four :class:`~nertz.netbot.NetworkBot` clients in each (every one a real WebSocket
+rooms, seats four :class:`~nertz.net.netbot.NetworkBot` clients in each (every one a real WebSocket
 from this process, all on one event loop), starts every room and lets them play for S seconds.
 Rounds roll on: each room's host deals the next round and asks for a rematch when a match ends,
 so the load stays steady. Prints one JSON object::
@@ -45,8 +45,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from nertz.client import Client, MoveResult  # noqa: E402
-from nertz.netbot import NetworkBot  # noqa: E402
+from nertz.net.client import Client, MoveResult  # noqa: E402
+from nertz.net.netbot import NetworkBot  # noqa: E402
 
 SEATS = 4
 

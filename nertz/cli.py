@@ -10,9 +10,12 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nertz.errors import NertzError
+
+if TYPE_CHECKING:
+    from nertz.rl.train import TrainConfig
 from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
 
 
@@ -152,12 +155,57 @@ def _bot(args: argparse.Namespace) -> int:
     # Imported here: the network client is needed only by this command.
     import asyncio
 
-    from nertz.netbot import run_bot
+    from nertz.net.netbot import run_bot
 
     try:
         return asyncio.run(run_bot(args.url, args.level, args.bot, args.name, args.matches))
     except KeyboardInterrupt:
         return 130
+
+
+def _train(args: argparse.Namespace) -> int:
+    # Imported here: training needs the rl extra (sb3-contrib, PyTorch).
+    try:
+        from nertz.rl.train import TrainConfig, train
+    except ImportError as exc:
+        print(f"nertz train: needs the rl extra (pip install 'nertz[rl]'): {exc}",
+              file=sys.stderr)
+        return 2
+    config = TrainConfig(
+        rules=args.rules, seats=args.seats, opponents=args.opponents.split(","),
+        minutes=args.minutes, max_steps=args.max_steps, seed=args.seed, envs=args.envs,
+        threads=args.threads, eval_rounds=args.eval_rounds,
+    )
+    if args.evaluate:
+        return _evaluate(args.evaluate, config)
+    try:
+        result = train(config, args.out, log=None if args.quiet else print)
+    except ValueError as exc:
+        print(f"nertz train: {exc}", file=sys.stderr)
+        return 2
+    print(f"policy: {result.policy} ({result.steps} steps, {result.cpu_seconds:.0f} s CPU, "
+          f"{result.wall_seconds:.0f} s wall)")
+    if result.curve_png is not None:
+        print(f"curve: {result.curve_png}")
+    if result.evaluation is not None:
+        for who, figures in result.evaluation.items():
+            print(f"{who}: win share {figures['win_share']:.3f}, mean score "
+                  f"{figures['mean_score']:.1f} over {figures['rounds']} rounds")
+    return 0
+
+
+def _evaluate(path: str, config: TrainConfig) -> int:
+    """``nertz train --evaluate POLICY``: the policy's and random play's figures, no training."""
+    from nertz.rl.policy import Policy
+    from nertz.rl.train import evaluate
+
+    config.check()
+    rounds = config.eval_rounds or 1000
+    for who, policy in (("learned", Policy.load(path)), ("random", None)):
+        figures = evaluate(policy, config, rounds)
+        print(f"{who}: win share {figures['win_share']:.3f}, mean score "
+              f"{figures['mean_score']:.1f} over {figures['rounds']} rounds", flush=True)
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -218,6 +266,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--matches", type=int, default=0,
                    help="leave after this many finished matches (default 0: stay)")
     p.set_defaults(func=_bot)
+    p = sub.add_parser("train", help="train a policy for the learned bot (the rl extra)")
+    p.add_argument("--rules", default="pagat", help="a preset name (default pagat)")
+    p.add_argument("--seats", type=int, default=3, help="seats at each table (default 3)")
+    p.add_argument("--opponents", default="greedy",
+                   help="comma-separated bots for the other seats, one or one per seat "
+                        "(default greedy)")
+    p.add_argument("--minutes", type=float, default=20.0,
+                   help="CPU minutes of training (default 20)")
+    p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--envs", type=int, default=8, help="tables stepped together (default 8)")
+    p.add_argument("--threads", type=int, default=1, help="PyTorch threads (default 1)")
+    p.add_argument("--eval-rounds", type=int, default=1000,
+                   help="rounds to evaluate the policy and random play on (default 1000; 0: "
+                        "none)")
+    p.add_argument("--out", default="train-out",
+                   help="directory for policy.npz, curve.csv/png, eval.json")
+    p.add_argument("--quiet", action="store_true", help="no line per rollout")
+    p.add_argument("--evaluate", metavar="POLICY",
+                   help="only evaluate this policy file (and random play) against the opponents")
+    p.set_defaults(func=_train)
     from nertz.sim import cli as sim_cli
 
     sim_cli.add_parser(sub)

@@ -10,8 +10,12 @@ and leaves its argument untouched. Legality comes in three steps:
   (:meth:`Round.can_play` answers yes or no);
 - :meth:`Round.play` verifies, changes the round, and returns the events.
 
-A rejected move changes nothing. The engine keeps no clock: each move may carry ``t`` (ms from
-the round's start), which matters only for the call's grace window and for naming a race's margin.
+What happens next with nobody's move is the referee's: :meth:`Round.settle`, which a table owner
+(the server, the simulator, the AI environment) calls after any change, resets the table when
+every seat is stuck and ends the round when it is blocked (python-chess's ``Board.outcome()``,
+made to act). A rejected move changes nothing. The engine keeps no clock: each move may carry
+``t`` (ms from the round's start), which matters only for the call's grace window and for naming
+a race's margin.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from nertz.events import (
     Called,
     CardRevealed,
     CardsMoved,
+    Ended,
     Event,
     FalseCallPenalty,
     ResetDone,
@@ -83,16 +88,29 @@ class FalseCall:
         return (FalseCall, (self.seat, self.each, self.t))
 
 
+@dataclass(frozen=True, slots=True)
+class Ruling:
+    """What the referee rules for a table whose every seat is stuck (:meth:`Round.ruling`)."""
+
+    blocked: bool
+    """The round is blocked: it ends (and ``piles`` is empty)."""
+    piles: tuple[str, ...] = ()
+    """Otherwise it resets: per seat, the pile (``N`` or ``S``) it declares, ``""`` for a seat
+    that has declared already and rotates what it declared."""
+
+
 class Round:
     """One round in progress: tableaus, foundations, declarations and the call.
 
-    ``ended`` is None while play goes on, ``"nertz"`` once a seat called (moves within the
-    grace window after ``called_at`` still count) or ``"blocked"``.
+    ``ended`` is None while play goes on, :attr:`Ended.NERTZ` once a seat called (moves within
+    the grace window after ``called_at`` still count) or :attr:`Ended.BLOCKED`.
     """
 
     __slots__ = (
         "_accepting",
         "_open_piles",
+        "_positions",
+        "_progress",
         "_starter",
         "called_at",
         "called_by",
@@ -121,13 +139,17 @@ class Round:
         self.stuck: list[str] = [""] * len(self.tableaus)
         self.called_by: int | None = None
         self.called_at: int | None = None
-        self.ended: str | None = None
+        self.ended: Ended | None = None
         self.false_calls: list[FalseCall] = []
         self.moves_played = 0
         self.resets = 0
         self._starter = self.policy.starter
+        # The cycle rule's memory: the progress mark of the stretch being played, and the
+        # positions the table was in after each reset of that stretch (see _after_reset).
+        self._progress: tuple[object, ...] = ()
+        self._positions: frozenset[tuple[object, ...]] = frozenset()
         if check_blocked and rules.blocked_round_end and self.tableaus and self.is_blocked():
-            self.ended = "blocked"
+            self.ended = Ended.BLOCKED
 
     # ----------------------------------------------------------------- construction, copies
 
@@ -154,6 +176,8 @@ class Round:
         other.moves_played = self.moves_played
         other.resets = self.resets
         other._starter = self._starter
+        other._progress = self._progress
+        other._positions = self._positions
         return other
 
     def add_foundation(self, cards: Sequence[tuple[Card, int]]) -> int:
@@ -380,7 +404,7 @@ class Round:
         if not 0 <= seat < len(self.tableaus):
             raise IllegalMoveError(str(move), seat, f"there is no seat {seat}")
         if self.ended is not None:
-            if self.ended == "blocked":
+            if self.ended is Ended.BLOCKED:
                 raise self._illegal(seat, move, "the round is over: every seat is blocked")
             if move.op == OP_CALL or move.op == OP_STUCK:
                 raise self._illegal(
@@ -670,16 +694,21 @@ class Round:
         self.stuck[seat] = pile
         events.append(StuckDeclared(seat, pile))
         if all(self.stuck):
-            events.append(self.reset())
+            # The reset happens the moment the last seat declares (docs/rules.md). The cycle
+            # rule counts only resets of a table that was truly stuck, one after another: seats
+            # that could play but declared are choosing to go round, as SPEC lets them, and a
+            # table that had a play on offer has not come round with nothing to do.
+            cycling = self.rules.blocked_round_end and self.all_stuck()
+            events.append(self._reset())
+            if cycling:
+                self._after_reset(events)
+            else:
+                self._positions = frozenset()
 
-    def reset(self, piles: Sequence[str] | None = None) -> ResetDone:
-        """Do the stuck reset now, for every seat, and clear all declarations.
-
-        The table calls this itself once every seat has declared; a server that finds every
-        seat stuck (:meth:`all_stuck`) may call it at once. ``piles`` gives each seat's choice
-        (``N`` or ``S``) under ``rotate_either``; by default each declaration's, else ``S``.
-        """
-        chosen = tuple(piles) if piles is not None else tuple(p or "S" for p in self.stuck)
+    def _reset(self) -> ResetDone:
+        """Rotate every seat's declared pile and clear all declarations (SPEC ``stuck_reset``):
+        every seat has declared, so each declaration says which pile."""
+        chosen = tuple(self.stuck)
         either = self.rules.rotate_either
         for tab, pile in zip(self.tableaus, chosen, strict=True):
             if either and pile == "N":
@@ -699,7 +728,7 @@ class Round:
                 tab.stock.insert(0, tab.stock.pop())
         self.stuck = [""] * len(self.tableaus)
         self.resets += 1
-        return ResetDone(chosen if either else ("S",) * len(chosen))
+        return ResetDone(chosen)
 
     def _false_call(self, seat: int, tab: Tableau, t: int | None) -> FalseCallPenalty:
         taken: list[Card] = []
@@ -721,14 +750,121 @@ class Round:
     def _call(self, seat: int, t: int | None, auto: bool, events: list[Event]) -> None:
         self.called_by = seat
         self.called_at = t
-        self.ended = "nertz"
+        self.ended = Ended.NERTZ
         events.append(Called(seat, t, auto, self.rules.call_word))
-        events.append(RoundEnded("nertz", seat))
+        events.append(RoundEnded(Ended.NERTZ, seat))
 
     def _after_change(self, events: list[Event]) -> None:
         if self.rules.blocked_round_end and self.is_blocked():
-            self.ended = "blocked"
-            events.append(RoundEnded("blocked", None))
+            self._block(events)
+
+    def _block(self, events: list[Event]) -> None:
+        self.ended = Ended.BLOCKED
+        events.append(RoundEnded(Ended.BLOCKED, None))
+
+    # ------------------------------------------------------------------------ the referee
+
+    def ruling(self) -> Ruling | None:
+        """What :meth:`settle` would do now, without doing it (python-chess's ``outcome()``):
+        None while the round is over or some seat can still make progress on its own.
+
+        A table owner that logs its decisions (the server) asks this, stores the ruling, and
+        applies it with ``settle(t, ruling.piles)``, so that a rebuild applies the same one.
+        """
+        if self.ended is not None or not self.all_stuck():
+            return None
+        if self.rules.blocked_round_end and self.is_blocked():
+            return Ruling(True)
+        return Ruling(False, tuple(
+            "" if self.stuck[s] else self.reset_choice(s) for s in range(self.seats)
+        ))
+
+    def settle(self, t: int | None = None, piles: Sequence[str] | None = None) -> tuple[Event, ...]:
+        """Settle what happens next with nobody's move, and return what happened: the one
+        referee every table owner (server, simulator, environment) calls after any change.
+
+        - the round is over, or some seat can still make progress on its own: nothing;
+        - every seat is stuck (:meth:`all_stuck`) and the round is blocked (SPEC
+          ``blocked_round_end``; normally the move that blocked it ended it already): it ends;
+        - every seat is stuck: the table resets at once, as the seats' own declarations would
+          make it. Each seat that has not declared declares for itself (``StuckDeclared``)
+          the pile :meth:`reset_choice` picks, and the last declaration resets the table
+          (``ResetDone``, then ``RoundEnded`` if the reset brought back a position the table
+          was in after an earlier reset of a stuck table, with nothing productive in between:
+          the cycle rule of docs/rules.md). The declarations are moves of the round
+          (``moves_played``), so a replay file that records them as ``STUCK``/``STUCK N``
+          replays the same reset.
+
+        ``piles`` (a :class:`Ruling`'s: one ``N``/``S`` per seat, ``""`` or a declared seat's
+        ignored) applies a reset already ruled, without asking again: for a server applying
+        its log.
+        """
+        if self.ended is not None:
+            return ()
+        if piles is None:
+            ruling = self.ruling()
+            if ruling is None:
+                return ()
+            if ruling.blocked:
+                events: list[Event] = []
+                self._block(events)
+                return tuple(events)
+            piles = ruling.piles
+        elif len(piles) != self.seats:
+            raise ValueError(f"{len(piles)} piles for {self.seats} seats")
+        out: list[Event] = []
+        for seat, pile in enumerate(piles):
+            if self.stuck[seat] or not pile or self.ended is not None:
+                continue
+            out.extend(self.play(seat, STUCK_NERTZ if pile == "N" else STUCK, t))
+        return tuple(out)
+
+    def reset_choice(self, seat: int) -> str:
+        """The pile (``N`` or ``S``) a reset should rotate for ``seat``: one that can help.
+
+        Under ``rotate_stock`` only the stock rotates. Under ``rotate_either``, ``N`` when a card
+        under the Nertz top could be played productively once it comes up (to a foundation, or
+        onto a work pile), else ``S``. The Nertz pile first, because only its rotation is sure to
+        bring every card up in turn: nothing else reorders it, while the waste stays put under
+        a stock rotation. (Declared seats rotate what they declared.)
+        """
+        tab = self.tableaus[seat]
+        either = self.rules.rotate_either
+        if either and len(tab.nertz) > 1 and self._pool_helps(tab, tab.nertz[:-1]):
+            return "N"
+        return "S"
+
+    def _after_reset(self, events: list[Event]) -> None:
+        """The cycle rule, after a reset of a table whose every seat was stuck: a reset that
+        brings the table back to a position it was in after an earlier such reset, with nothing
+        productive in between, ends the round ``blocked``.
+
+        Progress (the mark) is what no move undoes: cards on the foundations, each seat's Nertz
+        and stock-plus-waste sizes and face-down count. Within one stretch of equal marks, the
+        position that matters is each seat's whole tableau (pile by pile, card by card), but only
+        for the seats that could still progress at all (:meth:`is_blocked`'s per-seat test): what
+        a seat that can never play again does with its stock changes nothing, and counting it
+        would let its stock's own cycle hide the table's.
+        """
+        if self.ended is not None:
+            return
+        mark = (
+            sum(len(f.cards) for f in self.foundations),
+            tuple((len(t.nertz), len(t.stock) + len(t.waste), sum(t.down))
+                  for t in self.tableaus),
+        )
+        position = tuple(
+            (tuple(t.nertz), tuple(t.stock), tuple(t.waste), tuple(map(tuple, t.work)))
+            if self._can_progress(s, resets=True) else None
+            for s, t in enumerate(self.tableaus)
+        )
+        if mark != self._progress or not self._positions:
+            self._progress = mark
+            self._positions = frozenset((position,))
+        elif position in self._positions:
+            self._block(events)
+        else:
+            self._positions = self._positions | {position}
 
     # ----------------------------------------------------------------- stuck and blocked
 
@@ -784,23 +920,26 @@ class Round:
             # An empty pile can call (manual); under auto the round is over already.
             return True
         nertz = tab.nertz if resets and self.rules.rotate_either else tab.nertz[-1:]
-        reachable = (
-            (tab.stock, tab.waste) if resets else (self._reachable_stock_cards(tab, False),)
-        )
-        # The common answer first, cheaply: some reachable card fits a foundation.
+        reachable = tab.stock + tab.waste if resets else self._reachable_stock_cards(tab, False)
+        return self._pool_helps(tab, nertz + reachable)
+
+    def _pool_helps(self, tab: Tableau, pool: list[Card]) -> bool:
+        """Whether the seat has a productive play once any one card of ``pool`` (cards of its
+        Nertz pile, stock or waste) is on top of its pile: to a foundation, or onto a work pile,
+        now or after rearranging its work piles. (Plays that need no card of the pool count too;
+        a stuck seat has none.)"""
+        # The common answer first, cheaply: some card fits a foundation.
         starter = self._starter
         accepting = self._accepting
-        for cards in (nertz, *reachable):
-            for c in cards:
-                rank = c.rank
-                if rank == starter:
+        for c in pool:
+            rank = c.rank
+            if rank == starter:
+                return True
+            if rank == 0:
+                if self._open_piles:
                     return True
-                if rank == 0:
-                    if self._open_piles:
-                        return True
-                elif accepting[c.key]:
-                    return True
-        pool = nertz + [c for cards in reachable for c in cards]
+            elif accepting[c.key]:
+                return True
         work = tab.work
         down = tab.down
         if self._productive_work(work, down, pool):

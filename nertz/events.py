@@ -12,6 +12,7 @@ told at all (its effect shows in the seat's stuck flag).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from nertz.cards import Card
@@ -20,6 +21,18 @@ from nertz.cards import Card
 # interpreted __init__, which cost a fifth of a compiled playout. The events made on every move
 # (CardsMoved, CardRevealed, StockTurned, StuckLapsed) spell their __init__ out for the same
 # reason: the compiler makes a written one native.
+
+class Ended(StrEnum):
+    """How a round ended: its value is the ``ended`` of SPEC section 4's replay output."""
+
+    NERTZ = "nertz"
+    """A seat called (or, under ``call: auto``, emptied its Nertz pile)."""
+    BLOCKED = "blocked"
+    """Nothing productive could happen again (SPEC ``blocked_round_end``), or the table came back
+    to a position it had been in with nothing productive in between (docs/rules.md)."""
+    OPEN = "open"
+    """Not ended: a round scored as it stands (a replay whose moves ran out). A :class:`Round`
+    in play has ``ended`` None, never this."""
 
 
 @dataclass
@@ -183,9 +196,10 @@ class FalseCallPenalty:
 
 @dataclass
 class RoundEnded:
-    """The round is over: ``reason`` is ``nertz`` or ``blocked``; ``caller`` the calling seat."""
+    """The round is over: ``reason`` is :attr:`Ended.NERTZ` or :attr:`Ended.BLOCKED`;
+    ``caller`` the calling seat."""
 
-    reason: str
+    reason: Ended
     caller: int | None
 
     def to_json(self) -> dict[str, Any] | None:

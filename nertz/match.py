@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from nertz.cards import Card
 from nertz.engine import Round, check_layout
 from nertz.rules import Rules
 from nertz.scoring import RoundScore, score_round
@@ -72,14 +73,25 @@ class Match:
             tableaus = [layout.to_tableau() for layout in layouts]
         else:
             tableaus = [
-                deal(
-                    self.rules,
-                    shuffled_deck(self.rules, self.seed, self.round_index, seat),
-                    self.nertz_sizes[seat],
-                )
+                deal(self.rules, self.deck_of(seat), self.nertz_sizes[seat])
                 for seat in range(self.seats)
             ]
         return Round(self.rules, tableaus)
+
+    def deck_of(self, seat: int) -> list[Card]:
+        """The shuffled deck ``seat`` is dealt in the next round.
+
+        Normally its own shuffle of (seed, round, seat). Under ``duplicate_deal`` the rounds go
+        in blocks of N for N seats: block b's N hands are the decks of an ordinary deal of its
+        first round (b x N), and in the block's k-th round seat s plays hand (s + k) mod N, so
+        each seat plays every hand of the block once (the block's first round is dealt exactly
+        as without the option).
+        """
+        r = self.round_index
+        if not self.rules.duplicate_deal:
+            return shuffled_deck(self.rules, self.seed, r, seat)
+        n = self.seats
+        return shuffled_deck(self.rules, self.seed, r - r % n, (seat + r) % n)
 
     def finish(self, rnd: Round) -> RoundResult:
         """Score ``rnd`` (over or not: an unfinished round is scored ``open``), pay the lotto,

@@ -76,6 +76,9 @@ class Rules:
     """The match ends once a total reaches this (003: 100, 000: 500); None for no target."""
     rounds: int | None = None
     """Play exactly this many rounds (004); with a target too, whichever comes first."""
+    duplicate_deal: bool = False
+    """The project's, not a rulebook's: across each N rounds for N seats the same N hands are
+    dealt, each seat playing every hand once (the luck of the deal evened out)."""
 
     # Flags derived once from the options above, for the engine's hot paths (they are no
     # options: no constructor argument, not compared, not in the spec).
@@ -304,6 +307,8 @@ OPTIONS: Final[dict[str, Option]] = {
                doc="the match ends once a total reaches this"),
         Option("rounds", low=1, high=1000, nullable=True, source="004",
                doc="play exactly this many rounds"),
+        Option("duplicate_deal", choices=_ON_OFF, source="nertz",
+               doc="each N rounds for N seats deal the same N hands, every seat playing each"),
     )
 }
 """The catalogue: every option by name."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from nertz.cards import Card
+from nertz.cards import SUITS, Card
 from nertz.engine import Round
 
 
@@ -49,20 +49,24 @@ class TableauView:
 
 @dataclass(frozen=True, slots=True)
 class FoundationView:
-    """A foundation: its cards bottom first with the seat that played each."""
+    """A foundation: its cards bottom first with the seat that played each, its suit, and the
+    ranks that fit on it next (the foundation policy's answer: a client need not know it)."""
 
     number: int
     cards: tuple[Card, ...]
     owners: tuple[int, ...]
     needs: tuple[int, ...]
+    suit: int = -1
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON."""
+        """Plain JSON (``suit`` a letter of ``SHDC``; ``needs`` ranks 1 to 13)."""
         return {
             "number": self.number,
             "cards": [str(c) for c in self.cards],
             "owners": list(self.owners),
             "finished": not self.needs,
+            "suit": SUITS[self.suit] if 0 <= self.suit < len(SUITS) else None,
+            "needs": list(self.needs),
         }
 
 
@@ -116,7 +120,7 @@ def tableau_view(rnd: Round, seat: int) -> TableauView:
 def foundation_view(rnd: Round, index: int) -> FoundationView:
     """Foundation ``index`` (0-based) as everyone sees it."""
     f = rnd.foundations[index]
-    return FoundationView(index + 1, tuple(f.cards), tuple(f.owners), f.needs)
+    return FoundationView(index + 1, tuple(f.cards), tuple(f.owners), f.needs, f.suit)
 
 
 def view(rnd: Round, seat: int) -> SeatView:

@@ -2,7 +2,10 @@
 
 ``snapshot`` takes a deep, comparable picture of a round; ``check_invariants`` asserts SPEC
 section 6; ``layout`` builds a complete layout from the few cards a test cares about, putting
-every other card of the deck into the stock in deck order.
+every other card of the deck into the stock in deck order; ``fairy_loop_layouts`` deals the
+endless Fairy Fly round (the engine's, the simulator's, the environment's and the server's
+tests of the referee all play it). ``pyproject.toml`` puts this folder on the path, so the
+tests in ``tests/server`` import it too.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 
 from nertz.cards import Card, deck
 from nertz.engine import Round, valid_run
+from nertz.match import Match
 from nertz.moves import STUCK, TURN, Move
 from nertz.playout import greedy_move
 from nertz.rules import Rules
@@ -155,3 +159,39 @@ def greedy_step(rnd: Round, seat: int) -> Move | None:
             return None
         move = STUCK if rnd.is_stuck(seat) else TURN
     return move
+
+
+# ------------------------------------------------------------------ the endless Fairy Fly round
+
+FAIRY = Rules.from_spec({"preset": "fairy_fly", "nertz_pile_size": 3})
+"""Fairy Fly (``rotate_either``, ``call auto``, whole runs only) with three-card Nertz piles."""
+
+
+def fairy_loop_layouts() -> list[Layout]:
+    """The endless Fairy Fly round of the hardening issue, in cards.
+
+    Seat 0 has JS on QH on QD in its Nertz pile and a King on every work pile: the Queens would
+    go onto the black Kings and the JS onto a Queen, emptying the pile, but only once the QH is
+    on top. Its Aces and other Queens lie face down under the Kings, so nothing in its stock can
+    ever play. Seat 1 can never play again: its Aces are face down under four 2s. So every seat
+    is stuck, the round is not blocked (a Nertz rotation frees seat 0), and a reset that rotates
+    only the stocks, as the server's did, changes nothing.
+    """
+    seat0 = layout(FAIRY, "QD QH JS", ["KS", "~AS KH", "~AH ~AD KD", "~AC ~QS ~QC KC"])
+    seat1 = layout(FAIRY, "JD JH 9C", ["2S", "~AS 2H", "~AH ~AD 2D", "~AC ~9S ~9H 2C"],
+                   waste="3C 3D 3H")
+    return [seat0, seat1]
+
+
+def fairy_loop() -> Round:
+    """The round :func:`fairy_loop_layouts` deals."""
+    return Match(FAIRY, 2).deal(fairy_loop_layouts())
+
+
+def policy(rnd: Round, seat: int) -> Move | None:
+    """A plain seat: the greedy play, else a turn of the stock, else wait; never declares."""
+    move = greedy_move(rnd, seat)
+    if move is not None:
+        return move
+    tab = rnd.tableaus[seat]
+    return TURN if tab.stock or tab.waste else None

@@ -25,10 +25,12 @@ from nertz.env import (
     NOOP,
     ActionCodec,
     NertzParallelEnv,
+    card_features,
     env,
     make_single,
     parallel_env,
 )
+from nertz.env.observation import CARD_WIDTH, OPPONENT_WIDTH, OWN_HEAD, PILE_WIDTH
 from nertz.match import Match
 from nertz.moves import Move
 from nertz.playout import greedy_move
@@ -90,7 +92,9 @@ def test_gymnasium_check_env(kwargs: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("preset", PRESETS)
-def test_masks_are_exactly_the_legal_moves(preset: str) -> None:
+def test_masks_are_exact(preset: str) -> None:
+    """An entry is offered exactly when the move it stands for is legal, and every legal move
+    of the engine belongs to an offered entry."""
     e = parallel_env(preset, seats=3, seed=11, jokers=preset == "pagat")
     rng = np.random.default_rng(0)
     checked = steps = 0
@@ -101,39 +105,52 @@ def test_masks_are_exactly_the_legal_moves(preset: str) -> None:
         rnd = e.round
         for seat, agent in enumerate(e.possible_agents):
             mask = obs[agent]["action_mask"]
-            legal = rnd.legal_moves(seat)
-            offered = [e.actions.decode(rnd, seat, i) for i in np.flatnonzero(mask)]
-            assert offered[0] is None and mask[NOOP] == 1  # waiting is always allowed
-            assert sorted(map(str, offered[1:])) == sorted(map(str, legal))
-            assert len(offered) - 1 == len(legal)  # no move is offered twice
-            for move in legal:
-                assert e.actions.decode(rnd, seat, e.actions.encode(rnd, seat, move)) == move
-            checked += len(legal)
+            assert mask[NOOP] == 1  # waiting is always allowed
+            for i in range(1, e.actions.size):
+                move = e.actions.decode(rnd, seat, i)
+                assert move is not None
+                assert rnd.can_play(seat, move) == bool(mask[i]), (e.actions.labels[i], move)
+            for move in rnd.legal_moves(seat):
+                assert mask[e.actions.encode(rnd, seat, move)] == 1
+            checked += int(mask.sum()) - 1
         obs, *_ = e.step(random_actions(e, obs, rng))
         steps += 1
     assert checked > 1000
 
 
 def test_action_table_shape() -> None:
-    codec = ActionCodec(Rules.from_spec("pagat"), seats=4)
-    assert codec.size == 270 and len(set(codec.labels)) == codec.size
-    assert codec.labels[:4] == ("NOOP", "T", "STUCK", "NERTZ")
-    assert "N-F16" in codec.labels and "N-F17" not in codec.labels  # 4 starters a deck
-    assert "4+12-3" in codec.labels and "4+13-3" not in codec.labels  # runs of up to 13
-    whole = ActionCodec(Rules.from_spec("fairy_fly"), seats=4)
-    assert "STUCK N" in whole.labels and "1+1-2" not in whole.labels
-    assert "STUCK N" not in codec.labels
+    codec = ActionCodec(Rules.from_spec("pagat"))
+    assert codec.size == 42 and len(set(codec.labels)) == codec.size
+    assert codec.labels[:5] == ("NOOP", "T", "STUCK", "NERTZ", "STUCK N")
+    assert codec.labels[5:12] == ("N-F", "W-F", "1-F", "2-F", "3-F", "4-F", "5-F")
+    assert "5-3" in codec.labels and "4-4" not in codec.labels
+    # One table for every ruleset and seat count: a policy plays them all.
+    for name in PRESETS:
+        assert ActionCodec(Rules.from_spec(name), 8).labels == codec.labels
 
 
-def test_a_partial_run_is_found_by_depth() -> None:
+def test_entries_a_ruleset_lacks_are_never_offered() -> None:
+    e = parallel_env("pagat", seats=2, seed=1)  # four work piles, rotates only the stock
+    obs, _ = e.reset()
+    for label in ("STUCK N", "5-F", "N-5", "W-5", "5-1", "1-5"):
+        i = e.actions.index(label)
+        assert obs["seat_0"]["action_mask"][i] == 0
+        _, _, _, _, infos = e.step({"seat_0": i})
+        assert infos["seat_0"]["accepted"] is False and infos["seat_0"]["error"]
+        obs, _ = e.reset()
+
+
+def test_a_run_move_takes_the_part_that_fits() -> None:
     rules = Rules.from_spec("pagat")
-    lay = layout(["2S"], work=[["9S", "8H", "7C"], ["TD"], ["3C"], ["4C"]])
+    lay = layout(["2S"], work=[["9S", "8H", "7C"], ["9C"], ["3C"], []])
     rnd = Round.from_layouts(rules, [lay])
-    codec = ActionCodec(rules, 1)
-    move = codec.decode(rnd, 0, codec.index("1+1-2"))
-    assert move == Move.parse("1:8H-2") or str(move) == "1:8H-2"
-    assert codec.encode(rnd, 0, Move.parse("1:8H-2")) == codec.index("1+1-2")
-    assert str(codec.decode(rnd, 0, codec.index("1-2"))) == "1-2"
+    codec = ActionCodec(rules)
+    assert str(codec.decode(rnd, 0, codec.index("1-2"))) == "1:8H-2"  # 8H onto the black 9
+    assert str(codec.decode(rnd, 0, codec.index("1-4"))) == "1-4"  # the whole run to a space
+    assert codec.encode(rnd, 0, Move.parse("1:8H-2")) == codec.index("1-2")
+    assert codec.encode(rnd, 0, Move.parse("N-F3")) == codec.index("N-F")
+    mask = codec.mask(rnd, 0)
+    assert mask[codec.index("1-3")] == 0 and mask[codec.index("2-4")] == 1
 
 
 def test_an_illegal_action_is_rejected_and_changes_nothing() -> None:
@@ -185,19 +202,32 @@ def test_observations_never_depend_on_hidden_cards(preset: str) -> None:
         obs, *_ = e.step(random_actions(e, obs, rng))
 
 
-def test_observation_starts_with_the_observer() -> None:
+def test_observation_layout() -> None:
+    """Own seat first, then the opponents clockwise; cards as features; the foundations'
+    needs; the playable flags."""
     e = parallel_env(seats=3, seed=8)
     obs, _ = e.reset()
-    block = 6 + 4 * 15  # a seat's block in pagat: 6 values and 15 per work pile
+    opp = OWN_HEAD + 5 * PILE_WIDTH  # five work-pile slots, whatever the ruleset
+    needs = opp + 2 * OPPONENT_WIDTH
     for seat, agent in enumerate(e.possible_agents):
         vec = obs[agent]["observation"]
-        for rel in range(3):
+        own = e.round.tableaus[seat]
+        assert np.array_equal(vec[:CARD_WIDTH], card_features(own.nertz[-1]))
+        assert vec[CARD_WIDTH] == pytest.approx(len(own.nertz) / 13)
+        first_pile = own.work[0][-1]
+        assert np.array_equal(vec[OWN_HEAD : OWN_HEAD + CARD_WIDTH], card_features(first_pile))
+        for rel in (1, 2):
             tab = e.round.tableaus[(seat + rel) % 3]
-            top = tab.nertz[-1]
-            assert vec[rel * block] == 1 + 13 * top.suit + top.rank - 1
-            assert vec[rel * block + 1] == len(tab.nertz)
-            assert vec[rel * block + 4] == len(tab.stock)
+            at = opp + (rel - 1) * OPPONENT_WIDTH
+            assert vec[at] == 1.0
+            assert np.array_equal(vec[at + 1 : at + 1 + CARD_WIDTH], card_features(tab.nertz[-1]))
+        # Nothing is on a foundation yet: each suit's Ace, and only it, is wanted.
+        assert vec[needs : needs + 52].tolist() == [1.0 if i % 13 == 0 else 0.0 for i in range(52)]
+        assert np.array_equal(vec[needs + 52 :], obs[agent]["action_mask"][1:])
         assert obs[agent] in e.observation_space(agent)
+    features = card_features(Card.parse("7H"))
+    assert features[0] == 1 and features[1 + 7] == 1 and features[15 + 1] == 1 and features[19] == 1
+    assert card_features(None).sum() == 0
 
 
 # ------------------------------------------------------------------ races and stuck tables
@@ -226,7 +256,7 @@ def test_a_race_has_one_winner_and_both_seats_win_some() -> None:
         e = parallel_env(seats=2, seed=seed)
         e.reset(seed=seed, options={"layouts": lays})
         e.step({"seat_0": e.actions.index("1-F"), "seat_1": NOOP})
-        play = e.actions.index("N-F1")
+        play = e.actions.index("N-F")
         _, rewards, _, _, infos = e.step({"seat_0": play, "seat_1": play})
         accepted = [a for a in infos if infos[a]["accepted"]]
         assert len(accepted) == 1
@@ -257,19 +287,41 @@ def test_the_table_resets_when_every_seat_is_stuck() -> None:
         _, _, _, _, infos = e.step({"seat_0": NOOP, "seat_1": NOOP})
         if infos["seat_0"]["stuck_reset"]:
             resets_at.append(e.steps)
-    # Checked after a stock cycle of quiet (35 stock cards / 3 turned, rounded up, + 1 = 13
-    # steps), once: after the reset the Ace comes up, so the table is not stuck any more.
-    assert resets_at == [13]
-    assert e.round.resets == 1 and not e.round.all_stuck()
+            if e.round.resets == 1:
+                # After the reset the Ace comes up: the table is not stuck any more.
+                assert not e.round.all_stuck()
+    # After a pass through the stock without progress (35 stock cards / 3 turned, rounded
+    # up, + 1 = 13 steps); seats that then go on waiting are stuck again a pass later.
+    assert resets_at == [13, 26, 39]
 
 
-def test_a_quiet_table_that_is_not_stuck_is_not_reset() -> None:
+def test_seats_that_only_wait_or_turn_are_declared_stuck() -> None:
+    """No stalling: seats that could play but only wait or turn count as stuck after a pass
+    through their stock, and the table is reset, as for seats that truly are stuck."""
     e = parallel_env(seats=2, seed=0)
     e.reset()
-    for _ in range(60):
-        _, _, _, _, infos = e.step({"seat_0": NOOP, "seat_1": NOOP})
+    assert not e.round.all_stuck()
+    turn = e.actions.index("T")
+    resets_at = []
+    for step in range(60):
+        action = NOOP if step % 2 else turn
+        _, _, _, _, infos = e.step({"seat_0": action, "seat_1": NOOP})
+        if infos["seat_0"]["stuck_reset"]:
+            resets_at.append(e.steps)
+    # 35 stock cards, 3 a turn: a pass is 13 steps; then again after each further pass.
+    assert resets_at[:2] == [13, 26] and e.round.resets == len(resets_at)
+
+
+def test_a_seat_making_progress_holds_off_the_reset() -> None:
+    e = parallel_env(seats=2, seed=0)
+    e.reset(options={"layouts": [stuck_layout(), layout(["2S"], [["AS"], ["KH"], ["KD"], ["KC"]])]})
+    _, _, _, _, infos = e.step({"seat_0": NOOP, "seat_1": e.actions.index("1-F")})
+    for _ in range(12):
+        _, _, _, _, infos = e.step({})
         assert not infos["seat_0"]["stuck_reset"]
-    assert e.round.resets == 0
+    # Seat 1 played its Ace at step 1, so its pass ends two steps after seat 0's.
+    _, _, _, _, infos = e.step({})
+    assert infos["seat_0"]["stuck_reset"] and e.steps == 14
 
 
 # ------------------------------------------------------------------ episodes and determinism
@@ -301,7 +353,8 @@ def same(a: Any, b: Any) -> bool:
 def test_a_random_episode_ends_and_its_return_is_the_round_score() -> None:
     e = parallel_env(seats=4, seed=3)
     rng = np.random.default_rng(3)
-    obs, _ = e.reset()
+    obs, first = e.reset()
+    dealt = {a: first[a]["score"] for a in e.possible_agents}
     returns = dict.fromkeys(e.possible_agents, 0.0)
     while e.agents:
         obs, rewards, terms, truncs, infos = e.step(random_actions(e, obs, rng))
@@ -309,7 +362,9 @@ def test_a_random_episode_ends_and_its_return_is_the_round_score() -> None:
             returns[a] += r
     assert all(terms.values()) or all(truncs.values())
     assert e.steps <= e.max_cycles
-    assert returns == {a: float(infos[a]["score"]) for a in e.possible_agents}
+    # Counted from the deal's score (the dealt Nertz pile's penalty), not charged at step one.
+    assert dealt == {a: -26 for a in e.possible_agents}
+    assert returns == {a: float(infos[a]["score"] - dealt[a]) for a in e.possible_agents}
     assert e.step({}) == ({}, {}, {}, {}, {})
 
 
@@ -354,8 +409,8 @@ def test_a_seeded_reset_deals_the_matchs_deal_and_whole_match_plays_on() -> None
 
 def test_single_agent_greedy_learner_plays_a_round() -> None:
     single = make_single(seats=3, opponents="greedy", seed=5)
-    single.reset()
-    total, done = 0.0, False
+    _, first = single.reset()
+    total, done = float(first["score"]), False
     while not done:
         rnd = single.table.round
         move = greedy_move(rnd, 0)

@@ -68,3 +68,62 @@ def test_readable_replay_shows_moves_table_and_scores() -> None:
     assert "Foundations" in out
     assert "totals:" in out
     assert "match over" in out
+
+
+def _layouts(rnd: object) -> list[object]:
+    return [t.to_layout() for t in rnd.tableaus]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("seats", [2, 3, 4])
+def test_duplicate_deal_gives_every_seat_every_hand_once(seats: int) -> None:
+    rules = PRESETS["pagat"].replace(duplicate_deal=True, target_score=None, rounds=2 * seats)
+    match = Match(rules, seats, seed="dup")
+    deals = []
+    for _ in range(2 * seats):
+        rnd = match.deal()
+        deals.append(_layouts(rnd))
+        match.finish(rnd)
+    for block in (0, 1):
+        first = deals[block * seats]
+        for k in range(seats):
+            assert deals[block * seats + k] == [first[(s + k) % seats] for s in range(seats)]
+    assert set(map(str, deals[0])).isdisjoint(map(str, deals[seats]))  # a new block, new hands
+    # The first round of a block is dealt exactly as without the option.
+    plain = Match(rules.replace(duplicate_deal=False), seats, seed="dup")
+    assert _layouts(plain.deal()) == deals[0]
+
+
+def test_duplicate_deal_off_deals_as_before() -> None:
+    """Every preset leaves the option off: its deals are the seeds' ordinary shuffles."""
+    from nertz.state import deal, shuffled_deck
+
+    for name, preset in PRESETS.items():
+        assert preset.duplicate_deal is False, name
+        rules = preset.replace(target_score=None, rounds=5)  # fairy_fly plays one round only
+        match = Match(rules, 3, seed=5)
+        match.finish(match.deal())
+        rnd = match.deal()
+        want = [deal(rules, shuffled_deck(rules, 5, 1, s), match.nertz_sizes[s]).to_layout()
+                for s in range(3)]
+        assert _layouts(rnd) == want
+
+
+def test_duplicate_deal_match_replays_from_its_seed_alone(tmp_path: Path) -> None:
+    rules = PRESETS["pagat"].replace(duplicate_deal=True, target_score=None, rounds=2)
+    file = record_match(rules, ["Ann", "Ben"], seed=21)
+    assert file.rules.to_spec() == {"preset": "pagat", "target_score": None, "rounds": 2,
+                                    "duplicate_deal": True}
+    recorded = [r.layouts for r in file.rounds]
+    assert recorded[1] == [recorded[0][1], recorded[0][0]]
+    for r in file.rounds:
+        r.layouts = None  # dealt from the seed and the option, as another program would
+    dealt: list[list[object]] = []
+    replay.run(file, on_deal=lambda _r, rnd: dealt.append(_layouts(rnd)))
+    assert dealt == recorded
+    path = tmp_path / "dup.nertz.json"
+    path.write_text(file.dumps())
+    out = subprocess.run(
+        [sys.executable, "-m", "nertz.cli", "replay", str(path), "--json"],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    )
+    assert json.loads(out.stdout)["over"] is True

@@ -35,6 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "call_word": "Nertz",
     "target_score": 100,
     "rounds": None,
+    "duplicate_deal": False,
 }
 
 STANDARD = {
@@ -90,6 +91,7 @@ GOOD_VALUES: dict[str, list[Any]] = {
     "call_word": ["Nertz", "Nerts", "Pounce", "Hoorah", "Squeal"],
     "target_score": [100, 500, None],
     "rounds": [None, 1, 3],
+    "duplicate_deal": [False, True],
 }
 
 BAD_VALUES: dict[str, list[Any]] = {
@@ -116,6 +118,7 @@ BAD_VALUES: dict[str, list[Any]] = {
     "call_word": ["", "   ", 5, None],
     "target_score": [0, -100, "lots", True, 1.5],
     "rounds": [0, -1, "many", True],
+    "duplicate_deal": [1, "twice", None],
 }
 
 

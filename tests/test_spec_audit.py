@@ -359,6 +359,9 @@ DEFAULTS: dict[str, Any] = {
     "teams": "off", "jokers": False, "card_points": "flat", "points_per_card": 1,
     "nertz_penalty": 2, "caller_bonus": 0, "lotto": False, "call_word": "Nertz",
     "target_score": 100, "rounds": None,
+    # Not SPEC's: the project's own option (SPEC names the options that must exist, not that
+    # no others may), off by default so that every preset plays as SPEC says.
+    "duplicate_deal": False,
 }
 STANDARD = {"work_piles": 5, "points_per_card": 10, "nertz_penalty": 10,
             "false_call": "penalised", "target_score": 500}

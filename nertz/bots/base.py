@@ -18,9 +18,9 @@ bot imagines depends only on what its seat sees (and, if the bot passes it, what
 earlier of its own stock) and on its seed. That is what makes the
 expert's look-ahead honest and the two feeding paths give identical decisions.
 
-The one fact a seat cannot see but a bot may be told is whether the engine finds it truly stuck
-(``stuck``): a player who has turned through the stock knows it, and the server owns that answer
-anyway (it resets the table when every seat is stuck). In-process, the engine is asked directly.
+No bot asks the engine whether a seat is truly stuck (:meth:`~nertz.engine.Round.is_stuck`
+looks at hidden cards): a bot judges that from what it has seen, like a person
+(:mod:`nertz.bots.idle`). The table and the server keep that exact check as the referee.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any, Final
 
 from nertz.cards import Card, deck
 from nertz.engine import Round
+from nertz.events import Ended
 from nertz.moves import Move
 from nertz.rules import Rules
 from nertz.state import Tableau
@@ -45,18 +46,16 @@ class Observation:
     """What one seat knows when it decides: the round as it sees it, the time, the seat.
 
     ``round`` is the live round (in-process) or a determinized one rebuilt from a view; either
-    way a bot may read only its face-up cards. ``t`` is milliseconds since the round's start.
-    ``stuck`` is the engine's answer to "is this seat truly stuck?" when the feeder knows it
-    (None: ask ``round``, which is exact in-process and a best guess on a determinized round).
+    way a bot may read only its face-up cards and the counts. ``t`` is milliseconds since the
+    round's start.
     """
 
-    __slots__ = ("round", "seat", "stuck", "t")
+    __slots__ = ("round", "seat", "t")
 
-    def __init__(self, rnd: Round, seat: int, t: int = 0, stuck: bool | None = None) -> None:
+    def __init__(self, rnd: Round, seat: int, t: int = 0) -> None:
         self.round = rnd
         self.seat = seat
         self.t = t
-        self.stuck = stuck
 
     @property
     def rules(self) -> Rules:
@@ -72,12 +71,6 @@ class Observation:
         """Every move this seat may make now (the same from the live or a determinized round)."""
         return self.round.legal_moves(self.seat)
 
-    def is_stuck(self) -> bool:
-        """Whether the engine finds this seat truly stuck (see the class docstring)."""
-        if self.stuck is not None:
-            return self.stuck
-        return self.round.is_stuck(self.seat)
-
     @classmethod
     def from_round(cls, rnd: Round, seat: int, t: int = 0) -> Observation:
         """The in-process form: the live round itself."""
@@ -89,15 +82,14 @@ class Observation:
         view: SeatView | Mapping[str, Any],
         rules: Rules,
         t: int = 0,
-        stuck: bool | None = None,
     ) -> Observation:
         """Rebuild what ``view`` (a :class:`SeatView` or its ``to_json()``) shows as a round.
 
         Hidden cards are filled in canonically (each seat's unseen cards in deck order), so the
-        result depends on the view alone. ``stuck`` is the server's word on this seat, if given.
+        result depends on the view alone.
         """
         data = view.to_json() if isinstance(view, SeatView) else view
-        return cls(determinize(data, rules), int(data["seat"]), t, stuck)
+        return cls(determinize(data, rules), int(data["seat"]), t)
 
 
 class Bot(ABC):
@@ -171,7 +163,7 @@ def determinize(data: Mapping[str, Any], rules: Rules) -> Round:
                                                                strict=True)]
         )
     rnd.stuck = [tv["stuck"] for tv in data["tableaus"]]
-    rnd.ended = data["ended"]
+    rnd.ended = Ended(data["ended"]) if data["ended"] else None
     rnd.called_by = data["called_by"]
     return rnd
 

@@ -13,7 +13,9 @@ Each decision goes in these steps:
    with partial runs (which greedy never makes) that empty a pile, turn up a face-down card, or
    bring up a card that takes the Nertz top or fits a foundation. Each is tried in up to 16
    sampled worlds (:func:`~nertz.bots.base.sample_world`: the hidden cards, which the seat does
-   not know, dealt at random) and rolled out 12 moves with the greedy policy. A rollout earns a
+   not know, dealt at random) and rolled out 12 moves with the engine's simple greedy playout
+   (:func:`nertz.playout.greedy_move`; the greedy bot's own list measured no better there and
+   costs more). A rollout earns a
    discounted reward for every card out of the Nertz pile, every card to a foundation and every
    face-down card turned up, and a bonus for emptying the pile. All candidates share the same
    worlds (common random numbers), so the comparison is fair and the noise small.
@@ -26,18 +28,21 @@ Each decision goes in these steps:
    The seat's own stock is not sampled blind: :class:`~nertz.bots.memory.StockMemory` keeps
    the waste tops it has seen, in the order they came (what a player who has turned through
    the stock knows), and the sampled worlds put those cards back where they were seen.
-4. **Idle.** If the best thing is to turn, the greedy bot's idle logic decides between turning,
-   declaring stuck (only when the engine says the seat truly is) and waiting.
+4. **Idle.** If the best thing is to turn, :class:`~nertz.bots.idle.IdleSense` decides between
+   turning, declaring stuck (after two whole passes through its stock with nothing to play:
+   judged from what the seat saw, never from the engine's look at hidden cards) and waiting.
 
 With its Nertz pile empty under ``call: manual``, the expert calls at once if it leads on the
 visible points, else it plays its foundation cards first (the round is won on points) and, with
-none to play, turns its stock for more for one pass before it calls anyway.
+none to play, turns its stock for more for one pass before it calls anyway
+(:func:`~nertz.bots.heuristic.play_on`, shared with ``greedy``).
 
 The budget is a fixed count of rollouts (96 at most), not a timer, so decisions stay
 reproducible; it keeps every decision under 20 ms (``bench/decisions.py``; ``docs/bots.md`` has
-the figures). Against two greedy bots, over 9,000 three-seat pagat rounds, it takes 42.4% of the
-wins (``--seed 1``; 41.7% with ``--seed 2``), from 39.9% and 40.1% before the other seats played
-in its rollouts, the stock memory, the larger bonus for emptying the pile and the play-on.
+the figures, and its strength against ``greedy`` and ``pounce``). Against the earlier greedy
+bot (``nertz.playout.greedy_move``), over 9,000 three-seat pagat rounds, it took 42.4% of the
+wins, from 39.9% before the other seats played in its rollouts, the stock memory, the larger
+bonus for emptying the pile and the play-on.
 More worlds with a shorter horizon measured stronger than few long rollouts: the noise of the
 sampled hidden cards, not the depth, is what limits the look-ahead.
 """
@@ -48,15 +53,15 @@ import random
 from typing import Final
 
 from nertz.bots.base import Bot, Observation, sample_world
-from nertz.bots.basic import GreedyBot
+from nertz.bots.heuristic import NAMES, NOWHERE, foundation_move, play_on
+from nertz.bots.idle import IdleSense
 from nertz.bots.memory import StockMemory
 from nertz.cards import Card
-from nertz.engine import NEW_FOUNDATION, Round, valid_run
+from nertz.engine import Round
 from nertz.errors import IllegalMoveError
-from nertz.moves import CALL, TURN, Kind, Move, to_foundation, to_work
+from nertz.moves import TURN, Kind, Move, to_work
 from nertz.playout import greedy_move
 from nertz.rules import Rules
-from nertz.scoring import card_value
 from nertz.state import Tableau
 
 NERTZ_REWARD: Final = 5.0
@@ -74,6 +79,8 @@ OPPONENTS_PLAY: Final = True
 """In rollouts, the other seats play their top cards to the foundations as they come to fit."""
 DIG: Final = True
 """With the Nertz pile empty but behind on points, turn the stock for a pass before calling."""
+IDLE_PASSES: Final = 2
+"""Idle passes through the stock before declaring stuck (:class:`~nertz.bots.idle.IdleSense`)."""
 SHUFFLE_COST: Final = 0.05
 """A work-to-work move must beat turning by this much: it spends a move and risks loops."""
 
@@ -95,7 +102,7 @@ class ExpertBot(Bot):
         """Rollouts per decision at most: with many candidates each gets fewer worlds."""
         self.max_candidates = max_candidates
         """Candidates looked at beyond this many are skipped (rare, keeps the budget)."""
-        self._greedy = GreedyBot()
+        self._idle = IdleSense(patience=IDLE_PASSES)
         self._fast_rules: Rules | None = None
         self._shuffled: set[str] = set()
         self._memory: StockMemory | None = None
@@ -104,7 +111,7 @@ class ExpertBot(Bot):
     def start(self, seat: int, rules: Rules, seed: int | str = 0) -> None:
         """Begin a round."""
         super().start(seat, rules, seed)
-        self._greedy.start(seat, rules, seed)
+        self._idle.clear()
         # Rollouts skip the table-wide blocked check: it looks at other seats' hidden cards
         # (sampled, so meaningless) and costs more than the rollout move itself.
         self._fast_rules = rules.replace(blocked_round_end=False)
@@ -149,14 +156,14 @@ class ExpertBot(Bot):
         candidates += [m for m in legal if m.kind is Kind.TO_WORK and m.src == "W"]
         candidates += self._plan(rnd, seat)
         if not candidates:
-            return self._greedy.when_idle(obs)
+            return self._idle.when_idle(obs)
         if TURN in legal:
             candidates.append(TURN)
         best = candidates[0]
         if len(candidates) > 1:
             best = self._look_ahead(rnd, seat, candidates[: self.max_candidates])
         if best is TURN:
-            return self._greedy.when_idle(obs)
+            return self._idle.when_idle(obs)
         return self._made(best)
 
     def _plan(self, rnd: Round, seat: int) -> list[Move]:
@@ -168,7 +175,6 @@ class ExpertBot(Bot):
         target = tab.nertz[-1]
         down = tab.down
         partial = rnd.rules.move_partial_runs
-        jokers = rnd.rules.jokers
         out: list[Move] = []
         piles = tab.work
         for k, pile in enumerate(piles):
@@ -179,7 +185,7 @@ class ExpertBot(Bot):
                 for j, other in enumerate(piles):
                     if j == k or len(other) <= down[j]:
                         continue
-                    if not _fits(other, down[j], moving, jokers):
+                    if not rnd._fits_pile(other, down[j], moving):
                         continue
                     move = to_work(str(k + 1), j + 1, None if i == d else pile[i])
                     if not self._fresh(move):
@@ -188,8 +194,8 @@ class ExpertBot(Bot):
                     if (
                         not left
                         or len(left) == d
-                        or rnd.foundation_for(left[-1]) != -2
-                        or _fits(left, d, [target], jokers)
+                        or rnd.foundation_for(left[-1]) != NOWHERE
+                        or rnd._fits_pile(left, d, [target])
                     ):
                         out.append(move)
         return out
@@ -202,20 +208,11 @@ class ExpertBot(Bot):
         first) and calls as soon as it leads. With nothing to play it turns its stock for more
         (a call while behind loses for sure; playing on may still win, as long as another seat
         does not call first), and calls once a whole pass has turned up nothing."""
-        points = _visible_points(rnd)
-        mine = points[seat]
-        if all(mine > p for s, p in enumerate(points) if s != seat):
-            return CALL
         plays = [m for m in rnd.legal_moves(seat) if m.kind is Kind.TO_FOUNDATION]
-        if plays:
-            self._digging = 0
-            return self._urgent(rnd, seat, plays) or plays[0]
-        tab = rnd.tableaus[seat]
-        cards = len(tab.stock) + len(tab.waste)
-        if DIG and cards and self._digging <= cards // rnd.rules.turn_count + 1:
-            self._digging += 1
-            return TURN
-        return CALL
+        urgent = self._urgent(rnd, seat, plays) if plays else None
+        move = play_on(rnd, seat, self._digging if DIG else 10**6, urgent)
+        self._digging = self._digging + 1 if move is TURN else 0
+        return move
 
     def _urgent(self, rnd: Round, seat: int, plays: list[Move]) -> Move | None:
         """A contested foundation play (Nertz first), else the Nertz top to a foundation."""
@@ -251,7 +248,7 @@ class ExpertBot(Bot):
             self._shuffled.add(str(move))
         else:
             self._shuffled.clear()
-            self._greedy.progressed()
+            self._idle.progressed()
         return move
 
     def _look_ahead(self, rnd: Round, seat: int, candidates: list[Move]) -> Move:
@@ -326,49 +323,20 @@ class ExpertBot(Bot):
 def _foundation_play(rnd: Round, seat: int) -> Move | None:
     """The seat's first foundation play in greedy's order (Nertz top, waste top, work tops)."""
     tab = rnd.tableaus[seat]
-    fits = rnd.foundation_for
     if tab.nertz:
-        fi = fits(tab.nertz[-1])
-        if fi != -2:
-            return to_foundation("N", 0 if fi == NEW_FOUNDATION else fi + 1)
+        move = foundation_move(rnd, "N", tab.nertz[-1])
+        if move is not None:
+            return move
     if tab.waste:
-        fi = fits(tab.waste[-1])
-        if fi != -2:
-            return to_foundation("W", 0 if fi == NEW_FOUNDATION else fi + 1)
+        move = foundation_move(rnd, "W", tab.waste[-1])
+        if move is not None:
+            return move
     for k, (pile, d) in enumerate(zip(tab.work, tab.down, strict=True)):
         if len(pile) > d:
-            fi = fits(pile[-1])
-            if fi != -2:
-                return to_foundation(str(k + 1), 0 if fi == NEW_FOUNDATION else fi + 1)
+            move = foundation_move(rnd, NAMES[k], pile[-1])
+            if move is not None:
+                return move
     return None
-
-
-def _visible_points(rnd: Round) -> list[int]:
-    """Each seat's round score as the table shows it: foundation cards, less the Nertz-pile
-    penalty (bonuses and variant payments left out: this is a bot's quick count)."""
-    rules = rnd.rules
-    points = [0] * rnd.seats
-    for f in rnd.foundations:
-        for owner, rank in zip(f.owners, f.ranks, strict=True):
-            points[owner] += card_value(rules, rank)
-    penalty = rules.nertz_penalty
-    for s, tab in enumerate(rnd.tableaus):
-        if tab.nertz:
-            # Only the top card shows: price the hidden ones as average cards.
-            each = penalty if isinstance(penalty, int) else card_value(rules, 7)
-            points[s] -= each * len(tab.nertz)
-    return points
-
-
-def _fits(pile: list[Card], down: int, moving: list[Card], jokers: bool) -> bool:
-    """Whether ``moving`` goes onto ``pile`` (whose first ``down`` cards are face down)."""
-    if len(pile) == down:
-        return True
-    if jokers:
-        return valid_run(pile[down:] + moving)
-    top = pile[-1]
-    first = moving[0]
-    return first.rank == top.rank - 1 and first.red is not top.red
 
 
 def _source_card(tab: Tableau, move: Move) -> Card:

@@ -14,13 +14,29 @@ from typing import Final
 from nertz.bots.base import Bot
 from nertz.bots.basic import GreedyBot, RandomBot
 from nertz.bots.expert import ExpertBot
+from nertz.bots.pounce import PounceBot
 from nertz.bots.speed import SPEEDS, SpeedProfile
 from nertz.errors import NertzError
+
+
+def _learned() -> Bot:
+    """The ``learned`` bot (:mod:`nertz.rl.bot`), imported when asked: it needs numpy (the
+    ``ai`` extra) and a policy file, which the other bots do not."""
+    try:
+        from nertz.rl.bot import LearnedBot
+    except ImportError as exc:
+        raise NertzError(
+            f"the learned bot needs the ai extra (pip install 'nertz[ai]'): {exc}"
+        ) from None
+    return LearnedBot()
+
 
 BOTS: Final[dict[str, Callable[[], Bot]]] = {
     "random": RandomBot,
     "greedy": GreedyBot,
     "expert": ExpertBot,
+    "pounce": PounceBot,
+    "learned": _learned,
 }
 """Every bot by name: a factory for a fresh one."""
 

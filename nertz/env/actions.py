@@ -1,11 +1,15 @@
-"""The fixed action enumeration: every move the notation allows for one ruleset, as integers.
+"""The action table: a few dozen semantic actions, each one idea of play, as integers.
 
-An agent's action is one index into a table built once per (ruleset, seat count). The table is
-the same for every seat and every position, so a policy network can have a fixed output layer;
-what is playable *now* comes from the action mask (:meth:`ActionCodec.mask`), which is exactly
-:meth:`nertz.engine.Round.legal_moves` run through :meth:`ActionCodec.encode`.
+An agent's action is one index into one table, the same for every ruleset, seat, position and
+seat count, so a policy network has a fixed output layer, plays any ruleset, and one entry always
+means one idea ("the Nertz top to a foundation"), never a slot that moves about as the
+foundations are numbered. The table is laid out for :data:`MAX_WORK_PILES` work piles and has
+``STUCK N``; under a ruleset with fewer piles, or that rotates only the stock, those entries are
+simply never legal. What is playable *now* comes from the action mask
+(:meth:`ActionCodec.mask`), built from :meth:`nertz.engine.Round.legal_moves`: an entry is 1
+exactly when the move it stands for now is legal.
 
-In table order (``P`` work piles, ``M`` foundation slots):
+In table order (``P`` = :data:`MAX_WORK_PILES` work piles):
 
 ==================  ===================  =================================================
 indices             text                 move
@@ -14,31 +18,28 @@ indices             text                 move
 1                   ``T``                turn the stock
 2                   ``STUCK``            declare stuck (``STUCK S``)
 3                   ``NERTZ``            call
-4 (rotate_either)   ``STUCK N``          declare stuck, rotating the Nertz pile
-(2+P) x (1+M)       ``N-F`` ``N-F3`` ..  a top card (N, W, 1..P) to a new foundation (bare
-                                         ``F``) or to foundation ``Fk``
+4                   ``STUCK N``          declare stuck, rotating the Nertz pile
+2 + P               ``N-F`` ``W-F`` ..   a top card (N, W, 1..P) to a foundation: any
+                                         foundation it fits, or a new one for a starter
 2 x P               ``N-2`` ``W-4`` ..   the Nertz or waste top onto work pile j
-P x (P-1) x D       ``3-1`` ``3+2-1`` .. work pile k's face-up run from depth d onto pile j
+P x (P-1)           ``3-1`` ..           the longest part of work pile k's face-up run
+                                         that goes onto pile j
 ==================  ===================  =================================================
 
-Caps, and why they are exact rather than guesses:
+What the table leaves out, on purpose:
 
-- ``M = 4 x seats`` foundation slots. A foundation is started only by the ruleset's starter card
-  (an Ace, or a 9 under ``starter9``), each deck has four of them and jokers never start one, so
-  no round can number a foundation above ``F{4 x seats}``.
-- ``D`` run depths: 13 with ``move_partial_runs`` on, 1 with it off. Depth counts from the bottom
-  of the face-up run, so depth 0 is the whole run (``3-1``) and depth d > 0 is the partial move
-  ``3:<card>-1`` naming the run's (d+1)-th card from the bottom. A face-up run goes down one rank
-  a card, so it never holds more than 13 cards (K to A; jokers included, see
-  :func:`nertz.engine.valid_run`). Depth rather than card text keeps the table small and
-  position-independent: the card at a depth is looked up when the action is played.
-- ``STUCK N`` exists only under ``stuck_reset: rotate_either``; ``NERTZ`` always (it is illegal
-  most of the time, as the mask says).
+- *Which* foundation a card goes to. Foundations of one suit that take the same card are worth
+  the same to the player who plays it, so ``X-F`` is the engine's own any-foundation move (the
+  lowest-numbered foundation the card fits; a starter opens a new one).
+- A run's *shorter* parts. Without jokers, a part of a run that fits a non-empty pile is unique
+  (a run holds each rank once, and the rank fixes the part), so ``k-j`` names it; onto an
+  empty pile ``k-j`` moves the whole run, and the partial moves onto an empty pile are not in
+  the table. With jokers, where several parts may fit, ``k-j`` is the longest.
 
 >>> from nertz.rules import Rules
->>> codec = ActionCodec(Rules.from_spec("pagat"), seats=2)
->>> codec.size, codec.labels[:4], codec.labels[codec.index("3+2-1")]
-(222, ('NOOP', 'T', 'STUCK', 'NERTZ'), '3+2-1')
+>>> codec = ActionCodec(Rules.from_spec("pagat"))
+>>> codec.size, codec.labels[:4], codec.labels[codec.index("3-1")]
+(42, ('NOOP', 'T', 'STUCK', 'NERTZ'), '3-1')
 """
 
 from __future__ import annotations
@@ -50,19 +51,23 @@ import numpy as np
 import numpy.typing as npt
 
 from nertz.engine import Round
-from nertz.errors import IllegalMoveError
 from nertz.moves import CALL, STUCK, STUCK_NERTZ, TURN, Kind, Move, to_foundation, to_work
 from nertz.rules import Rules
 
 NOOP: Final = 0
 """The index of ``NOOP`` (wait this step) in every table."""
 
-MAX_RUN: Final = 13
-"""The longest face-up run a work pile can hold (K down to A)."""
+TURN_INDEX: Final = 1
+"""The index of ``T`` (turn the stock) in every table."""
 
-STARTERS_PER_DECK: Final = 4
-"""Cards of the starter rank in one deck (four Aces, or four 9s): each can start one
-foundation, which bounds the foundation count."""
+STUCK_INDEX: Final = 2
+"""The index of ``STUCK`` in every table."""
+
+CALL_INDEX: Final = 3
+"""The index of ``NERTZ`` (call) in every table."""
+
+MAX_WORK_PILES: Final = 5
+"""The most work piles a ruleset may have (the ``work_piles`` option: 4 or 5)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,99 +75,161 @@ class ActionSlot:
     """One entry of the table: what the index means before the position is known.
 
     ``kind`` is ``noop``, ``turn``, ``stuck``, ``call``, ``to_foundation``, ``to_work`` or
-    ``run``; ``src`` a pile code; ``dst`` a work pile (1-based) or 0; ``foundation`` 0 for a new
-    foundation or the foundation's number; ``depth`` the run depth; ``stuck`` ``S`` or ``N``.
+    ``run``; ``src`` a pile code (``N``, ``W``, ``1``..); ``dst`` a work pile (1-based) or 0;
+    ``stuck`` ``S`` or ``N``.
     """
 
     kind: str
     label: str
     src: str = ""
     dst: int = 0
-    foundation: int = 0
-    depth: int = 0
     stuck: str = ""
 
 
+Legal = dict[int, Move]
+"""The legal actions of a seat now: index to the move it stands for (``NOOP`` is left out)."""
+
+
 class ActionCodec:
-    """The action table of one ruleset and seat count: indices to moves and back, and masks."""
+    """The action table, read under one ruleset: indices to moves and back, and masks.
 
-    __slots__ = (
-        "_f_base",
-        "_foundations",
-        "_index",
-        "_run_base",
-        "_run_depths",
-        "_src_index",
-        "_w_base",
-        "_work",
-        "labels",
-        "rules",
-        "seats",
-        "size",
-        "slots",
-    )
+    ``seats`` is accepted for symmetry with :class:`nertz.env.observation.ObservationCodec`;
+    the table depends on neither it nor the ruleset.
+    """
 
-    def __init__(self, rules: Rules, seats: int) -> None:
+    __slots__ = ("_f_base", "_index", "_run_base", "_src_index", "_w_base", "_work", "labels",
+                 "rules", "size", "slots")
+
+    def __init__(self, rules: Rules, seats: int = 1) -> None:
         self.rules = rules
-        self.seats = seats
-        self._work = rules.work_piles
-        self._foundations = STARTERS_PER_DECK * seats
-        self._run_depths = MAX_RUN if rules.move_partial_runs else 1
+        if rules.work_piles > MAX_WORK_PILES:
+            raise ValueError(f"the table has room for {MAX_WORK_PILES} work piles")
+        self._work = MAX_WORK_PILES
         slots: list[ActionSlot] = [
             ActionSlot("noop", "NOOP"),
             ActionSlot("turn", "T"),
             ActionSlot("stuck", "STUCK", stuck="S"),
             ActionSlot("call", "NERTZ"),
+            ActionSlot("stuck", "STUCK N", stuck="N"),
         ]
-        if rules.stuck_reset == "rotate_either":
-            slots.append(ActionSlot("stuck", "STUCK N", stuck="N"))
         sources = ("N", "W", *(str(k) for k in range(1, self._work + 1)))
         self._src_index = {s: i for i, s in enumerate(sources)}
         self._f_base = len(slots)
         for src in sources:
             slots.append(ActionSlot("to_foundation", f"{src}-F", src=src))
-            for f in range(1, self._foundations + 1):
-                slots.append(ActionSlot("to_foundation", f"{src}-F{f}", src=src, foundation=f))
         self._w_base = len(slots)
         for src in ("N", "W"):
             for j in range(1, self._work + 1):
                 slots.append(ActionSlot("to_work", f"{src}-{j}", src=src, dst=j))
         self._run_base = len(slots)
         for k in range(1, self._work + 1):
-            for depth in range(self._run_depths):
-                for j in range(1, self._work + 1):
-                    if j == k:
-                        continue
-                    # "3+2-1": pile 3 from depth 2 onto pile 1 (depth 0 is plain "3-1").
-                    label = f"{k}-{j}" if depth == 0 else f"{k}+{depth}-{j}"
-                    slots.append(ActionSlot("run", label, src=str(k), dst=j, depth=depth))
+            for j in range(1, self._work + 1):
+                if j != k:
+                    slots.append(ActionSlot("run", f"{k}-{j}", src=str(k), dst=j))
         self.slots: tuple[ActionSlot, ...] = tuple(slots)
         """Every entry, in index order."""
         self.labels: tuple[str, ...] = tuple(s.label for s in slots)
-        """Each index's text: the move notation, with ``k+d-j`` for a run from depth d."""
+        """Each index's text: the move notation (``X-F`` is any foundation)."""
         self.size = len(slots)
         """How many actions the table has: the size of the ``Discrete`` action space."""
         self._index = {s.label: i for i, s in enumerate(slots)}
 
     def index(self, label: str) -> int:
-        """The index of a label (``"N-F3"``, ``"3+2-1"``, ``"NOOP"``); KeyError if none."""
+        """The index of a label (``"N-F"``, ``"3-1"``, ``"NOOP"``); KeyError if none."""
         return self._index[label]
+
+    # ------------------------------------------------------------------- move -> index
+
+    def _slot_of(self, move: Move) -> int:
+        """The entry a move belongs to (several moves may share one: see the module doc)."""
+        kind = move.kind
+        if kind is Kind.TURN:
+            return TURN_INDEX
+        if kind is Kind.STUCK:
+            return self._index["STUCK N" if move.stuck == "N" else "STUCK"]
+        if kind is Kind.CALL:
+            return CALL_INDEX
+        src = self._src_index.get(move.src)
+        if src is None:
+            raise ValueError(f"move {move} comes from a pile this ruleset does not have")
+        if kind is Kind.TO_FOUNDATION:
+            return self._f_base + src
+        j = move.work_dst
+        if not 0 <= j < self._work:
+            raise ValueError(f"move {move} goes to a pile this ruleset does not have")
+        if move.src in ("N", "W"):
+            return self._w_base + (0 if move.src == "N" else self._work) + j
+        k = move.work_src
+        if j == k:
+            raise ValueError(f"move {move} goes back onto its own pile")
+        # Destinations skip the source pile itself, hence the shift for j > k.
+        return self._run_base + k * (self._work - 1) + (j if j < k else j - 1)
+
+    def encode(self, rnd: Round, seat: int, move: Move | None) -> int:
+        """The entry of ``move`` (None is ``NOOP``): ``3:7H-1`` is ``3-1``, ``N-F4`` is ``N-F``.
+
+        Raises ``ValueError`` for a move the table has no entry for (a pile this ruleset lacks).
+        ``rnd`` and ``seat`` are not needed for that and are kept for callers' symmetry with
+        :meth:`decode`.
+        """
+        if move is None:
+            return NOOP
+        return self._slot_of(move)
+
+    # ------------------------------------------------------------------- legal actions
+
+    def legal(self, rnd: Round, seat: int, any_foundation: bool = True) -> Legal:
+        """Each legal entry and the move it stands for now (``NOOP`` left out).
+
+        ``X-F`` stands for the engine's any-foundation move (it goes to whichever foundation
+        takes the card when it lands: the environment's choice, as a step's moves land in turn);
+        with ``any_foundation`` False, for the first foundation move the engine lists instead
+        (``X-Fk``, what a bot answers). ``k-j`` stands for the longest legal part of pile k's
+        run onto j (a whole run, whose move names no card, is longer than any part).
+        """
+        out: Legal = {}
+        tab = rnd.tableaus[seat]
+        for move in rnd.legal_moves(seat):
+            i = self._slot_of(move)
+            kept = out.get(i)
+            if kept is None:
+                is_foundation = move.kind is Kind.TO_FOUNDATION
+                out[i] = to_foundation(move.src) if is_foundation and any_foundation else move
+            elif move.kind is Kind.TO_WORK and kept.card is not None:
+                if move.card is None:
+                    out[i] = move
+                else:
+                    pile = tab.work[move.work_src]
+                    if pile.index(move.card) < pile.index(kept.card):
+                        out[i] = move
+        return out
+
+    def mask(self, rnd: Round, seat: int, legal: Legal | None = None) -> npt.NDArray[np.int8]:
+        """1 for each entry whose move is legal now (:meth:`legal`), and for ``NOOP``."""
+        out = np.zeros(self.size, dtype=np.int8)
+        out[NOOP] = 1
+        out[list(self.legal(rnd, seat) if legal is None else legal)] = 1
+        return out
 
     # ------------------------------------------------------------------- index -> move
 
-    def decode(self, rnd: Round, seat: int, action: int) -> Move | None:
-        """The move ``action`` means for ``seat`` now, or None for ``NOOP``.
+    def decode(self, rnd: Round, seat: int, action: int, legal: Legal | None = None) -> Move | None:
+        """The move ``action`` stands for now, or None for ``NOOP``.
 
-        Raises :class:`IllegalMoveError` when the index names no card (a run depth past the top
-        of the pile) and ``ValueError`` for an index outside the table. Whether the move is legal
-        is the engine's business: :meth:`Round.play` decides.
+        A legal entry gives its move (:meth:`legal`; pass ``legal`` if already known). An entry
+        the mask forbids still gives the plain move it names (``3-1``: the whole run), so that
+        the engine can say why it is refused. Raises ``ValueError`` for an index outside the
+        table.
         """
         if not 0 <= action < self.size:
             raise ValueError(f"action {action} is outside the table (0..{self.size - 1})")
+        if action == NOOP:
+            return None
+        found = (self.legal(rnd, seat) if legal is None else legal).get(action)
+        if found is not None:
+            return found
         slot = self.slots[action]
         kind = slot.kind
-        if kind == "noop":
-            return None
         if kind == "turn":
             return TURN
         if kind == "call":
@@ -170,75 +237,5 @@ class ActionCodec:
         if kind == "stuck":
             return STUCK_NERTZ if slot.stuck == "N" else STUCK
         if kind == "to_foundation":
-            return to_foundation(slot.src, slot.foundation)
-        if kind == "to_work":
-            return to_work(slot.src, slot.dst)
-        if slot.depth == 0:
-            return to_work(slot.src, slot.dst)
-        tab = rnd.tableaus[seat]
-        k = int(slot.src) - 1
-        at = tab.down[k] + slot.depth
-        pile = tab.work[k]
-        if at >= len(pile):
-            raise IllegalMoveError(
-                slot.label,
-                seat,
-                f"work pile {slot.src}'s face-up run has {len(pile) - tab.down[k]} cards, "
-                f"none at depth {slot.depth}",
-            )
-        return to_work(slot.src, slot.dst, pile[at])
-
-    # ------------------------------------------------------------------- move -> index
-
-    def encode(self, rnd: Round, seat: int, move: Move | None) -> int:
-        """The index of ``move`` for ``seat`` now (None is ``NOOP``).
-
-        Raises ``ValueError`` for a move the table has no entry for (a foundation numbered past
-        the cap, a pile this ruleset lacks, a partial run under ``move_partial_runs: off``, a
-        card that is not face up in its pile).
-        """
-        if move is None:
-            return NOOP
-        kind = move.kind
-        if kind is Kind.TURN:
-            return 1
-        if kind is Kind.STUCK:
-            return self._index["STUCK N" if move.stuck == "N" else "STUCK"]
-        if kind is Kind.CALL:
-            return 3
-        src = self._src_index.get(move.src)
-        if src is None:
-            raise ValueError(f"move {move} comes from a pile this ruleset does not have")
-        if kind is Kind.TO_FOUNDATION:
-            if move.foundation > self._foundations:
-                raise ValueError(f"move {move} names a foundation past F{self._foundations}")
-            return self._f_base + src * (1 + self._foundations) + move.foundation
-        j = move.work_dst
-        if not 0 <= j < self._work:
-            raise ValueError(f"move {move} goes to a pile this ruleset does not have")
-        if move.src in ("N", "W"):
-            return self._w_base + (0 if move.src == "N" else self._work) + j
-        k = move.work_src
-        depth = 0
-        if move.card is not None:
-            tab = rnd.tableaus[seat]
-            try:
-                depth = tab.work[k].index(move.card, tab.down[k]) - tab.down[k]
-            except ValueError:
-                raise ValueError(f"move {move}: the card is not face up in its pile") from None
-        if depth >= self._run_depths or j == k:
-            raise ValueError(f"move {move} has no entry in this ruleset's table")
-        # Destinations skip the source pile itself, hence the shift for j > k.
-        return (
-            self._run_base
-            + (k * self._run_depths + depth) * (self._work - 1)
-            + (j if j < k else j - 1)
-        )
-
-    def mask(self, rnd: Round, seat: int) -> npt.NDArray[np.int8]:
-        """1 for each index whose move is in ``rnd.legal_moves(seat)``, and for ``NOOP``."""
-        out = np.zeros(self.size, dtype=np.int8)
-        out[NOOP] = 1
-        for move in rnd.legal_moves(seat):
-            out[self.encode(rnd, seat, move)] = 1
-        return out
+            return to_foundation(slot.src)
+        return to_work(slot.src, slot.dst)

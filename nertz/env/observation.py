@@ -1,28 +1,37 @@
-"""What one seat observes, as a fixed-length integer vector built from :func:`nertz.views.view`.
+"""What one seat observes, as a fixed-length float vector built from :func:`nertz.views.view`.
 
 The vector is made only from a :class:`nertz.views.SeatView`, the engine's one form for what a
-seat may see: face-up cards and counts. No stock order, no card under a Nertz or waste top and
-no face-down work card can reach it, whatever the encoding does.
+seat may see (face-up cards and counts), and from the seat's action mask, which depends on
+nothing hidden either. No stock order, no card under a Nertz or waste top and no face-down work
+card can reach it, whatever the encoding does.
 
-Cards are integers: 0 is "no card", ``1 + 13 x suit + (rank - 1)`` for the 52 cards (suits in
-``S H D C`` order, so 1 is ``AS`` and 52 is ``KC``), 53 and 54 the jokers ``X1`` and ``X2``.
-Ranks alone are 1 (Ace) to 13 (King), 0 for none.
+**A card** is :data:`CARD_WIDTH` features, so that a network sees what makes cards alike
+rather than arbitrary ids: present (1, or 0 for no card), rank / 13, the rank one-hot (Ace to
+King), the suit one-hot (``S H D C``), red, joker (a joker has no rank or suit bits).
 
-Layout, in order (``P`` work piles, ``M = 4 x seats`` foundation slots):
+**Counts** are divided by 13 (a dealt Nertz pile in ``pagat``), so they sit near [0, 1].
 
-1. One block per seat, **the observer's own first**, then the others clockwise (seat+1, seat+2,
-   ...), so a policy sees "me, left, across, right" whichever seat it plays. A block is
-   ``6 + P x 15`` values: Nertz top, Nertz count, waste top, waste count, stock count, stuck
-   (0 none, 1 ``STUCK``/``STUCK S``, 2 ``STUCK N``); then per work pile: face-down count, face-up
-   count, and the face-up run bottom first, padded with 0 to 13 cards.
-2. One block per foundation slot ``F1..FM`` (the numbers the actions use), 6 values: suit + 1
-   (0: not started), top card, cards on it, the ranks it takes next (up to two, most natural
-   first, 0 for none: a finished pile takes nothing; this is how a joker on top reads), and how
-   many of its cards the observer played (its foundation points, before penalties).
+Layout, in order (``P`` = :data:`nertz.env.actions.MAX_WORK_PILES` work-pile slots, the same
+under every ruleset, ``O`` opponent slots, ``A`` actions):
+
+1. **Own seat**: Nertz top (card), Nertz count, waste top (card), waste count, stock count,
+   declared stuck (0 or 1), cards it has on foundations; then per work pile: the top card (the
+   one that takes a card), the bottom of the face-up run (the card that moves with the run),
+   face-up count, face-down count, empty (0 or 1); a pile slot the ruleset does not have is all
+   zeros.
+2. **Opponents**, clockwise from the seat's left, ``O`` slots (``seats - 1`` unless given; a
+   missing opponent is all zeros, and past ``O`` the farther ones are left out): present,
+   Nertz top (card), Nertz count, waste top (card), declared stuck, cards on foundations.
+3. **What the foundations need next**: 52 flags, one per card (``13 x suit + rank - 1``),
+   1 when some foundation takes that card now (a starter card always: it opens a new one).
+4. **What is playable where**: the action mask without ``NOOP`` (``A - 1`` flags, in table
+   order: :mod:`nertz.env.actions`), so the policy sees which ideas are open, not only the mask
+   that filters its choice.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
@@ -31,102 +40,170 @@ from gymnasium import spaces
 
 from nertz.cards import Card
 from nertz.engine import Round
-from nertz.env.actions import MAX_RUN, STARTERS_PER_DECK
+from nertz.env.actions import MAX_WORK_PILES, ActionCodec
+from nertz.foundations import POLICIES
 from nertz.rules import Rules
-from nertz.views import SeatView, view
+from nertz.views import SeatView, TableauView, view
 
-NO_CARD: Final = 0
-"""The code of an empty slot."""
+CARD_WIDTH: Final = 21
+"""Features per card: present, rank / 13, 13 rank bits, 4 suit bits, red, joker."""
 
-CARD_CODES: Final = 54
-"""The highest card code (``X2``)."""
+COUNT_SCALE: Final = 13.0
+"""Counts are divided by this."""
 
-MAX_COUNT: Final = 54
-"""Bound on every pile count: no pile holds more than one whole deck (a penalised false call
-can grow a Nertz pile past its dealt size, so the dealt size is no bound)."""
+HIGH: Final = 5.0
+"""Upper bound of every feature: no pile holds more than a deck and a penalty (54 / 13 < 5)."""
 
-TABLEAU_HEAD: Final = 6
-"""Values before the work piles in a seat's block."""
+OWN_HEAD: Final = 2 * CARD_WIDTH + 5
+"""Own-seat values before the work piles."""
 
-PILE_WIDTH: Final = 2 + MAX_RUN
-"""Values per work pile: face-down count, face-up count, the run."""
+PILE_WIDTH: Final = 2 * CARD_WIDTH + 3
+"""Values per own work pile."""
 
-FOUNDATION_WIDTH: Final = 6
-"""Values per foundation slot."""
+OPPONENT_WIDTH: Final = 2 * CARD_WIDTH + 4
+"""Values per opponent slot."""
 
-_STUCK_CODES: Final = {"": 0, "S": 1, "N": 2}
+NEEDS_WIDTH: Final = 52
+"""One flag per card of the 52."""
 
 
-def card_code(card: Card | None) -> int:
-    """A card's integer code (0 for None)."""
-    if card is None:
-        return NO_CARD
-    if card.rank == 0:
-        return 52 + card.index
-    return 1 + 13 * card.suit + card.rank - 1
+def _card_table() -> dict[Card | None, npt.NDArray[np.float32]]:
+    from nertz.cards import deck
+
+    table: dict[Card | None, npt.NDArray[np.float32]] = {
+        None: np.zeros(CARD_WIDTH, dtype=np.float32)
+    }
+    for card in deck(True):
+        row = np.zeros(CARD_WIDTH, dtype=np.float32)
+        row[0] = 1.0
+        if card.rank == 0:
+            row[CARD_WIDTH - 1] = 1.0
+        else:
+            row[1] = card.rank / 13.0
+            row[1 + card.rank] = 1.0
+            row[15 + card.suit] = 1.0
+            row[19] = 1.0 if card.red else 0.0
+        table[card] = row
+    return table
+
+
+_CARDS: Final = _card_table()
+
+
+def card_features(card: Card | None) -> npt.NDArray[np.float32]:
+    """A card's :data:`CARD_WIDTH` features (all zeros for None); a shared array: copy to
+    change it."""
+    return _CARDS[card]
 
 
 class ObservationCodec:
-    """Builds one seat's observation vector and the ``Box`` it lives in."""
+    """Builds one seat's observation vector and the ``Box`` it lives in.
 
-    __slots__ = ("_block", "_foundations", "_work", "high", "rules", "seats", "size", "space")
+    ``opponents`` is how many opponent slots the vector has (``seats - 1`` by default); a
+    policy trained with some number of slots plays at any table size.
+    """
 
-    def __init__(self, rules: Rules, seats: int) -> None:
+    __slots__ = ("_actions", "_mask_base", "_needs_base", "_opp_base", "_work", "opponents",
+                 "rules", "seats", "size", "space")
+
+    def __init__(self, rules: Rules, seats: int, opponents: int | None = None) -> None:
         self.rules = rules
         self.seats = seats
-        self._work = rules.work_piles
-        self._foundations = STARTERS_PER_DECK * seats
-        self._block = TABLEAU_HEAD + self._work * PILE_WIDTH
-        self.size = seats * self._block + self._foundations * FOUNDATION_WIDTH
+        self.opponents = seats - 1 if opponents is None else opponents
+        """Opponent slots in the vector."""
+        if self.opponents < 0:
+            raise ValueError(f"opponent slots must be 0 or more, not {self.opponents}")
+        self._work = MAX_WORK_PILES
+        self._actions = ActionCodec(rules).size
+        self._opp_base = OWN_HEAD + self._work * PILE_WIDTH
+        self._needs_base = self._opp_base + self.opponents * OPPONENT_WIDTH
+        self._mask_base = self._needs_base + NEEDS_WIDTH
+        self.size = self._mask_base + self._actions - 1
         """Length of the vector."""
-        block = [CARD_CODES, MAX_COUNT, CARD_CODES, MAX_COUNT, MAX_COUNT, 2]
-        block += [MAX_COUNT, MAX_RUN, *([CARD_CODES] * MAX_RUN)] * self._work
-        # Under double_swinging_door a pile may go up and down again with other decks' cards,
-        # so its length is bounded only by its suit's cards in all decks: 13 a seat.
-        found = [4, CARD_CODES, 13 * seats, 13, 13, 13 * seats]
-        self.high = np.array(block * seats + found * self._foundations, dtype=np.int16)
-        """Each value's upper bound (every lower bound is 0)."""
-        self.space = spaces.Box(0, self.high, shape=(self.size,), dtype=np.int16)
+        self.space = spaces.Box(0.0, HIGH, shape=(self.size,), dtype=np.float32)
         """The observation ``Box``."""
 
-    def encode(self, rnd: Round, seat: int) -> npt.NDArray[np.int16]:
-        """``seat``'s observation of ``rnd``, built from its :func:`nertz.views.view` only."""
-        return self.encode_view(view(rnd, seat))
+    def encode(
+        self, rnd: Round, seat: int, mask: npt.NDArray[np.int8] | None = None
+    ) -> npt.NDArray[np.float32]:
+        """``seat``'s observation of ``rnd``, from its :func:`nertz.views.view` and its action
+        mask (computed here unless given)."""
+        if mask is None:
+            mask = ActionCodec(rnd.rules).mask(rnd, seat)
+        return self.encode_view(view(rnd, seat), mask)
 
-    def encode_view(self, v: SeatView) -> npt.NDArray[np.int16]:
-        """The vector for a seat's view (its ``seat``, 0 or more, is the observer and comes
-        first)."""
-        out = np.zeros(self.size, dtype=np.int16)
+    def encode_view(self, v: SeatView, mask: npt.NDArray[np.int8]) -> npt.NDArray[np.float32]:
+        """The vector for a seat's view and action mask (the view's ``seat`` is the observer)."""
+        return self.encode_table(v, [mask], [v.seat])[0]
+
+    def encode_table(
+        self, v: SeatView, masks: Sequence[npt.NDArray[np.int8]], seats: Sequence[int]
+    ) -> list[npt.NDArray[np.float32]]:
+        """The vectors of several seats at once, from one view of the table (views of one
+        table differ only in whose they are) and each seat's mask: the blocks every seat shares
+        are built once."""
         n = len(v.tableaus)
-        for rel in range(n):
-            t = v.tableaus[(v.seat + rel) % n]
-            base = rel * self._block
-            out[base : base + TABLEAU_HEAD] = (
-                card_code(t.nertz_top),
-                t.nertz_count,
-                card_code(t.waste_top),
-                t.waste_count,
-                t.stock_count,
-                _STUCK_CODES[t.stuck],
-            )
-            at = base + TABLEAU_HEAD
-            for down, up in zip(t.work_down, t.work_up, strict=True):
-                out[at] = down
-                out[at + 1] = len(up)
-                for i, c in enumerate(up[:MAX_RUN]):
-                    out[at + 2 + i] = card_code(c)
-                at += PILE_WIDTH
-        at = n * self._block
-        for f in v.foundations[: self._foundations]:
-            needs = (*f.needs[:2], 0, 0)
-            out[at : at + FOUNDATION_WIDTH] = (
-                # Jokers never start a foundation, so its first card names the suit.
-                f.cards[0].suit + 1,
-                card_code(f.cards[-1]),
-                len(f.cards),
-                needs[0],
-                needs[1],
-                sum(1 for owner in f.owners if owner == v.seat),
-            )
-            at += FOUNDATION_WIDTH
+        played = [0] * n
+        for f in v.foundations:
+            for owner in f.owners:
+                played[owner] += 1
+        needs = np.zeros(NEEDS_WIDTH, dtype=np.float32)
+        starter = POLICIES[self.rules.foundation].starter
+        needs[starter - 1 :: 13] = 1.0
+        for f in v.foundations:
+            suit = f.cards[0].suit  # jokers never start a foundation: the first card's suit
+            for rank in f.needs:
+                needs[13 * suit + rank - 1] = 1.0
+        absent = np.zeros(OPPONENT_WIDTH, dtype=np.float32)
+        opp_blocks = [
+            _opponent_block(v.tableaus[s], played[s]) for s in range(n)
+        ] if self.opponents else []
+        out = []
+        for seat, mask in zip(seats, masks, strict=True):
+            if len(mask) != self._actions:
+                raise ValueError(
+                    f"the mask has {len(mask)} entries, the action table {self._actions}"
+                )
+            parts = [self._own_block(v.tableaus[seat], played[seat])]
+            for rel in range(1, self.opponents + 1):
+                parts.append(opp_blocks[(seat + rel) % n] if rel < n else absent)
+            parts.append(needs)
+            parts.append(mask[1:].astype(np.float32))
+            out.append(np.concatenate(parts))
         return out
+
+    def _own_block(self, own: TableauView, played: int) -> npt.NDArray[np.float32]:
+        """The observer's own tableau."""
+        cw = CARD_WIDTH
+        out = np.zeros(self._opp_base, dtype=np.float32)
+        out[0:cw] = _CARDS[own.nertz_top]
+        out[cw] = own.nertz_count / COUNT_SCALE
+        out[cw + 1 : 2 * cw + 1] = _CARDS[own.waste_top]
+        at = 2 * cw + 1
+        out[at] = own.waste_count / COUNT_SCALE
+        out[at + 1] = own.stock_count / COUNT_SCALE
+        out[at + 2] = 1.0 if own.stuck else 0.0
+        out[at + 3] = played / COUNT_SCALE
+        at = OWN_HEAD
+        for down, up in zip(own.work_down, own.work_up, strict=True):
+            if up:
+                out[at : at + cw] = _CARDS[up[-1]]
+                out[at + cw : at + 2 * cw] = _CARDS[up[0]]
+            out[at + 2 * cw] = len(up) / COUNT_SCALE
+            out[at + 2 * cw + 1] = down / COUNT_SCALE
+            out[at + 2 * cw + 2] = 0.0 if up or down else 1.0
+            at += PILE_WIDTH
+        return out
+
+
+def _opponent_block(t: TableauView, played: int) -> npt.NDArray[np.float32]:
+    """Another seat's tableau, as an opponent slot."""
+    cw = CARD_WIDTH
+    out = np.zeros(OPPONENT_WIDTH, dtype=np.float32)
+    out[0] = 1.0
+    out[1 : 1 + cw] = _CARDS[t.nertz_top]
+    out[1 + cw] = t.nertz_count / COUNT_SCALE
+    out[2 + cw : 2 + 2 * cw] = _CARDS[t.waste_top]
+    out[2 + 2 * cw] = 1.0 if t.stuck else 0.0
+    out[3 + 2 * cw] = played / COUNT_SCALE
+    return out

@@ -5,20 +5,24 @@ decides every move, :func:`nertz.views.view` is all an agent sees and
 :func:`nertz.scoring.score_round` is the reward.
 
 **A step.** Each live agent sends one action index (:mod:`nertz.env.actions`); a missing agent
-waits. The seats' actions are applied one by one in an order drawn from the environment's seeded
-generator, fresh each step, so no seat wins every race by its number. The first move the engine
-accepts stands; a later one that no longer fits (another seat's card reached the foundation
-first) is rejected and changes nothing, exactly as at a table. ``infos[agent]`` says what
-happened to each seat's action: ``action`` (the table entry's text), ``move`` (the move's
-notation, ``""`` for a wait), ``accepted``, ``error``
-(the engine's reason, ``""`` if none), ``lost_race``, ``order`` (its place in this step's
-order), ``stuck_reset`` (the table was reset this step) and ``score`` (the seat's round score).
-Every move of one step carries the same time ``t = step x step_ms`` ms, so under
-``call_grace_ms`` a move in the same step as the call still counts (it was in the air).
+waits. Every action is read against the table as it stood at the start of the step (what the
+agent observed), then the seats' moves are applied one by one in an order drawn from the
+environment's seeded generator, fresh each step, so no seat wins every race by its number. The
+first move the engine accepts stands; a later one that no longer fits (another seat's card
+reached the foundation first) is rejected and changes nothing, exactly as at a table.
+``infos[agent]`` says what happened to each seat's action: ``action`` (the table entry's text),
+``move`` (the move's notation, ``""`` for a wait), ``accepted``, ``error`` (the engine's reason,
+``""`` if none), ``lost_race``, ``order`` (its place in this step's order), ``stuck_reset`` (the
+table was reset this step) and ``score`` (the seat's round score). Every move of one step
+carries the same time ``t = step x step_ms`` ms, so under ``call_grace_ms`` a move in the same
+step as the call still counts (it was in the air).
 
-**Rewards** are each step's change in the seat's round score, counted from 0 at the deal, so an
-episode's return is the seat's round score (cards played minus the Nertz-pile penalty plus
-bonuses; an unfinished round is scored as it stands, as the engine's ``open``).
+**Rewards** are each step's change in the seat's round score, counted from the score at the deal
+(so the dealt Nertz pile's penalty is not charged in the first step: an episode's return is the
+round score minus the dealt score, and each Nertz card played earns its penalty back). Optional
+shaping adds ``foundation_reward`` per card the seat put on a foundation and ``nertz_reward`` per
+card that left its Nertz pile, and ``win_reward`` at the episode's end to the top round score
+(split on a tie). ``infos[agent]["score"]`` is always the plain round score.
 
 **An episode is one round.** It terminates when the round ends (a call, or ``blocked``: the
 engine's exact check) and is truncated after ``max_cycles`` steps.
@@ -29,13 +33,13 @@ are independent rounds. With ``whole_match=True`` a plain ``reset()`` instead de
 next round (the last one scored as it stands), so ``adaptive_nertz_pile`` carries over, until
 the match is over and a new one starts.
 
-**Stuck tables.** Seats may declare ``STUCK`` themselves; the engine resets once all have.
-Like the server, the environment also resets at once when the engine says every seat is stuck
-(:meth:`Round.all_stuck`). That check is costly, so it runs only after a whole stock cycle of
-quiet: no card reached a foundation, left a Nertz pile, left a stock or waste, or turned face up
-for ``max(ceil((stock + waste) / turn_count)) + 1`` steps, enough for every seat to turn through
-its whole stock. A quiet table that is not stuck (agents dithering) is checked again only after
-another such stretch.
+**Stuck tables, and no stalling.** Seats may declare ``STUCK`` themselves; the engine resets once
+all have. A seat that makes no progress (no card of its own to a foundation, none out of its
+Nertz pile, stock or waste, none turned face up) for a whole pass through its stock
+(``ceil((stock + waste) / turn_count) + 1`` steps) counts as stuck too, whatever it did
+meanwhile: waiting, turning and shuffling runs all look the same from across the table. Once
+every seat has declared or counts as stuck, the table is reset. So an agent that stalls cannot
+hold a stuck table hostage, and no hidden card is consulted to decide it.
 """
 
 from __future__ import annotations
@@ -51,17 +55,19 @@ from pettingzoo.utils.conversions import parallel_to_aec
 from pettingzoo.utils.env import AECEnv
 
 from nertz.engine import Round
-from nertz.env.actions import NOOP, ActionCodec
+from nertz.env.actions import NOOP, ActionCodec, Legal
 from nertz.env.observation import ObservationCodec
 from nertz.errors import IllegalMoveError, LostRace
 from nertz.match import Match
+from nertz.moves import Move
 from nertz.render import draw
 from nertz.rules import Rules
 from nertz.scoring import score_round
 from nertz.state import Layout
+from nertz.views import view
 
 Observation = dict[str, npt.NDArray[Any]]
-"""One agent's observation: ``{"observation": int16 vector, "action_mask": int8 vector}``."""
+"""One agent's observation: ``{"observation": float32 vector, "action_mask": int8 vector}``."""
 
 Info = dict[str, Any]
 """One agent's info dict."""
@@ -110,6 +116,9 @@ class NertzParallelEnv(ParallelEnv[str, Observation, Action]):
         step_ms: int = STEP_MS,
         whole_match: bool = False,
         render_mode: str | None = None,
+        foundation_reward: float = 0.0,
+        nertz_reward: float = 0.0,
+        win_reward: float = 0.0,
         **options: Any,
     ) -> None:
         base = Rules.from_spec(rules)
@@ -129,6 +138,12 @@ class NertzParallelEnv(ParallelEnv[str, Observation, Action]):
         """Whether a plain reset() deals the match's next round (else a fresh match's first)."""
         self.render_mode = render_mode
         """``ansi`` (render returns text), ``human`` (render prints it) or None."""
+        self.foundation_reward = foundation_reward
+        """Shaping: reward per card the seat puts on a foundation (0: none)."""
+        self.nertz_reward = nertz_reward
+        """Shaping: reward per card that leaves the seat's Nertz pile (0: none)."""
+        self.win_reward = win_reward
+        """Reward at the episode's end for the top round score, split on a tie (0: none)."""
         self.actions = ActionCodec(self.rules, seats)
         """The action table (index <-> move)."""
         self.observations = ObservationCodec(self.rules, seats)
@@ -157,8 +172,9 @@ class NertzParallelEnv(ParallelEnv[str, Observation, Action]):
         self._round: Round | None = None
         self._steps = 0
         self._scores = [0] * seats
-        self._quiet = 0
-        self._signature: tuple[object, ...] = ()
+        self._idle = [0] * seats
+        self._progress: list[tuple[int, int, int, int]] = []
+        self._legal: list[Legal] = []
 
     # ------------------------------------------------------------------------ spaces
 
@@ -230,11 +246,11 @@ class NertzParallelEnv(ParallelEnv[str, Observation, Action]):
         self._round = match.deal(layouts)
         self.agents = self.possible_agents[:]
         self._steps = 0
-        self._scores = [0] * self.seats
-        self._quiet = 0
-        self._signature = _progress(self._round)
-        obs = {a: self._observe(s) for s, a in enumerate(self.possible_agents)}
-        return obs, {a: {} for a in self.possible_agents}
+        self._scores = score_round(self._round).totals
+        self._idle = [0] * self.seats
+        self._progress = _progress(self._round)
+        obs = self._observe_all()
+        return obs, {a: {"score": self._scores[s]} for s, a in enumerate(self.possible_agents)}
 
     # ------------------------------------------------------------------------ step
 
@@ -248,13 +264,34 @@ class NertzParallelEnv(ParallelEnv[str, Observation, Action]):
         dict[str, Info],
     ]:
         """Apply every seat's action in a fresh seeded order; see the module docstring."""
+        return self.step_moves(actions, {})
+
+    def step_moves(
+        self, actions: Mapping[str, Action], moves: Mapping[int, Move | None]
+    ) -> tuple[
+        dict[str, Observation],
+        dict[str, float],
+        dict[str, bool],
+        dict[str, bool],
+        dict[str, Info],
+    ]:
+        """:meth:`step`, with some seats giving an engine move (None waits) instead of an
+        action index: ``moves`` maps a seat number to its move, and wins over ``actions``.
+
+        This is how bots sit at the table (:mod:`nertz.env.single`): their moves need not be in
+        the action table.
+        """
         if not self.agents:
             # PettingZoo's convention: a finished episode answers with empty dicts.
             return {}, {}, {}, {}, {}
         rnd = self.round
         t = self._steps * self.step_ms
-        chosen: dict[int, int] = {}
+        chosen: list[tuple[str, Move | None]] = []
         for seat, agent in enumerate(self.possible_agents):
+            if seat in moves:
+                move = moves[seat]
+                chosen.append(("" if move is None else str(move), move))
+                continue
             action = actions.get(agent)
             index = NOOP if action is None else int(action)
             # Checked before any move is made, so a bad index never leaves half a step played.
@@ -262,23 +299,34 @@ class NertzParallelEnv(ParallelEnv[str, Observation, Action]):
                 raise ValueError(
                     f"{agent}: action {index} is outside the table (0..{self.actions.size - 1})"
                 )
-            chosen[seat] = index
+            # Read against the table the agent observed: nothing has moved since.
+            chosen.append(
+                (self.actions.labels[index], self.actions.decode(rnd, seat, index,
+                                                                 self._legal[seat]))
+            )
         infos: dict[str, Info] = {}
         for place, seat in enumerate(self._rng.permutation(self.seats).tolist()):
-            agent = self.possible_agents[seat]
-            infos[agent] = self._act(rnd, seat, chosen[seat], t, place)
+            label, move = chosen[seat]
+            infos[self.possible_agents[seat]] = self._act(rnd, seat, label, move, t, place)
         self._steps += 1
-        stuck_reset = self._watch_stuck(rnd)
+        before = self._progress
+        stuck_reset = self._watch_stuck(rnd, t)
         totals = score_round(rnd).totals
+        ended = rnd.ended is not None
+        cut = not ended and self._steps >= self.max_cycles
+        wins = _wins(totals) if (ended or cut) and self.win_reward else [0.0] * self.seats
         rewards: dict[str, float] = {}
         for seat, agent in enumerate(self.possible_agents):
-            rewards[agent] = float(totals[seat] - self._scores[seat])
+            reward = float(totals[seat] - self._scores[seat]) + self.win_reward * wins[seat]
+            if self.foundation_reward or self.nertz_reward:
+                old, new = before[seat], self._progress[seat]
+                reward += self.foundation_reward * (new[0] - old[0])
+                reward += self.nertz_reward * max(0, old[1] - new[1])
+            rewards[agent] = reward
             infos[agent]["stuck_reset"] = stuck_reset
             infos[agent]["score"] = totals[seat]
         self._scores = totals
-        ended = rnd.ended is not None
-        cut = not ended and self._steps >= self.max_cycles
-        obs = {a: self._observe(s) for s, a in enumerate(self.possible_agents)}
+        obs = self._observe_all()
         terminations = dict.fromkeys(self.possible_agents, ended)
         truncations = dict.fromkeys(self.possible_agents, cut)
         if ended or cut:
@@ -287,20 +335,20 @@ class NertzParallelEnv(ParallelEnv[str, Observation, Action]):
             print(self._draw())
         return obs, rewards, terminations, truncations, infos
 
-    def _act(self, rnd: Round, seat: int, action: int, t: int, place: int) -> Info:
+    def _act(
+        self, rnd: Round, seat: int, label: str, move: Move | None, t: int, place: int
+    ) -> Info:
         info: Info = {
-            "action": self.actions.labels[action],
-            "move": "",
+            "action": label,
+            "move": "" if move is None else str(move),
             "accepted": True,
             "error": "",
             "lost_race": False,
             "order": place,
         }
+        if move is None:
+            return info
         try:
-            move = self.actions.decode(rnd, seat, action)
-            if move is None:
-                return info
-            info["move"] = str(move)
             rnd.play(seat, move, t)
         except LostRace as e:
             info.update(accepted=False, error=e.reason, lost_race=True)
@@ -308,33 +356,47 @@ class NertzParallelEnv(ParallelEnv[str, Observation, Action]):
             info.update(accepted=False, error=e.reason)
         return info
 
-    def _watch_stuck(self, rnd: Round) -> bool:
-        """Reset the table if every seat is stuck; check only after a stock cycle of quiet."""
-        if rnd.ended is not None:
-            return False
-        signature = _progress(rnd)
-        if signature != self._signature:
-            self._signature = signature
-            self._quiet = 0
-            return False
-        self._quiet += 1
+    def _watch_stuck(self, rnd: Round, t: int) -> bool:
+        """Count each seat's steps without progress; reset the table once every seat has
+        declared stuck or gone a whole stock pass without progress (the module docstring)."""
+        progress = _progress(rnd)
         turn = rnd.rules.turn_count
-        window = max(-(-(len(t.stock) + len(t.waste)) // turn) for t in rnd.tableaus) + 1
-        if self._quiet < window:
+        all_stuck = rnd.ended is None
+        for seat, (old, new) in enumerate(zip(self._progress, progress, strict=True)):
+            if old != new:
+                self._idle[seat] = 0
+            else:
+                self._idle[seat] += 1
+            tab = rnd.tableaus[seat]
+            window = -(-(len(tab.stock) + len(tab.waste)) // turn) + 1
+            if not rnd.stuck[seat] and self._idle[seat] < window:
+                all_stuck = False
+        self._progress = progress
+        if not all_stuck:
             return False
-        self._quiet = 0
-        if not rnd.all_stuck():
-            return False
-        rnd.reset()
-        self._signature = _progress(rnd)
-        return True
+        # The engine's referee makes the reset: each seat that counts as stuck declares the
+        # pile it rules (the Nertz pile when a card under its top could play), and a reset that
+        # only brings a stuck table back where it was ends the round blocked.
+        resets = rnd.resets
+        rnd.settle(t, [rnd.reset_choice(s) for s in range(self.seats)])
+        self._idle = [0] * self.seats
+        return rnd.resets != resets
 
-    def _observe(self, seat: int) -> Observation:
+    def _observe_all(self) -> dict[str, Observation]:
         rnd = self.round
+        seats = range(self.seats)
+        self._legal = [self.actions.legal(rnd, s) for s in seats]
+        masks = [self.actions.mask(rnd, s, self._legal[s]) for s in seats]
+        # One view serves every seat: views of a table differ only in whose they are.
+        vectors = self.observations.encode_table(view(rnd, 0), masks, seats)
         return {
-            "observation": self.observations.encode(rnd, seat),
-            "action_mask": self.actions.mask(rnd, seat),
+            a: {"observation": vectors[s], "action_mask": masks[s]}
+            for s, a in enumerate(self.possible_agents)
         }
+
+    def legal(self, seat: int) -> Legal:
+        """The seat's legal actions now (index to move), as its last observation's mask says."""
+        return self._legal[seat]
 
     # ------------------------------------------------------------------------ render
 
@@ -356,17 +418,25 @@ class NertzParallelEnv(ParallelEnv[str, Observation, Action]):
         """Nothing to release."""
 
 
-def _progress(rnd: Round) -> tuple[object, ...]:
-    """What changes whenever a seat does something productive: cards on foundations, Nertz and
-    stock-plus-waste sizes, face-down counts, and the reset count. Work-to-work shuffles of
-    face-up cards and stock turns leave it alone."""
-    return (
-        sum(len(f.cards) for f in rnd.foundations),
-        tuple(len(t.nertz) for t in rnd.tableaus),
-        tuple(len(t.stock) + len(t.waste) for t in rnd.tableaus),
-        tuple(sum(t.down) for t in rnd.tableaus),
-        rnd.resets,
-    )
+def _progress(rnd: Round) -> list[tuple[int, int, int, int]]:
+    """Per seat, what changes whenever it does something productive: its cards on foundations,
+    its Nertz and stock-plus-waste sizes and its face-down count. Work-to-work shuffles of
+    face-up cards, stock turns and waits leave it alone."""
+    played = [0] * len(rnd.tableaus)
+    for f in rnd.foundations:
+        for owner in f.owners:
+            played[owner] += 1
+    return [
+        (played[s], len(t.nertz), len(t.stock) + len(t.waste), sum(t.down))
+        for s, t in enumerate(rnd.tableaus)
+    ]
+
+
+def _wins(totals: list[int]) -> list[float]:
+    """Each seat's share of the round's win: the top score wins, a tie splits it."""
+    top = max(totals)
+    n = totals.count(top)
+    return [1.0 / n if x == top else 0.0 for x in totals]
 
 
 def parallel_env(
@@ -375,7 +445,8 @@ def parallel_env(
     seed: int | None = None,
     **kwargs: Any,
 ) -> NertzParallelEnv:
-    """A Nertz ``ParallelEnv``: ``max_cycles``, ``step_ms`` and ``render_mode`` set the
+    """A Nertz ``ParallelEnv``: ``max_cycles``, ``step_ms``, ``whole_match``, ``render_mode``
+    and the rewards (``foundation_reward``, ``nertz_reward``, ``win_reward``) set the
     environment, any other keyword overrides a rules option (``turn_count=1``)."""
     return NertzParallelEnv(rules, seats, seed, **kwargs)
 

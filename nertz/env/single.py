@@ -32,7 +32,6 @@ import numpy as np
 import numpy.typing as npt
 
 from nertz.engine import Round
-from nertz.env.actions import NOOP
 from nertz.env.parallel import (
     MAX_CYCLES,
     Action,
@@ -181,7 +180,7 @@ class SingleAgentEnv(gymnasium.Env[Observation, Action]):
 
     ``opponents`` is one spec for every other seat or a sequence, one per other seat in seat
     order. Other keywords go to :class:`NertzParallelEnv` (``max_cycles``, ``render_mode``,
-    rules options).
+    the rewards, rules options).
     """
 
     # Gymnasium declares ``metadata`` an instance attribute, so no ClassVar here.
@@ -248,13 +247,9 @@ class SingleAgentEnv(gymnasium.Env[Observation, Action]):
     def step(self, action: Action) -> tuple[Observation, float, bool, bool, Info]:
         """The learner's action and the opponents' moves, resolved together as one step."""
         rnd = self.table.round
-        codec = self.table.actions
-        actions: dict[str, Action] = {self.agent: action}
         t = self.table.steps * self.table.step_ms
-        for seat, opponent in self.opponents.items():
-            move = opponent.act(rnd, seat, t)
-            actions[agent_name(seat)] = NOOP if move is None else codec.encode(rnd, seat, move)
-        obs, rewards, terms, truncs, infos = self.table.step(actions)
+        moves = {seat: opponent.act(rnd, seat, t) for seat, opponent in self.opponents.items()}
+        obs, rewards, terms, truncs, infos = self.table.step_moves({self.agent: action}, moves)
         self._last = obs[self.agent]
         info = infos[self.agent]
         info["opponents"] = {a: infos[a]["move"] for a in infos if a != self.agent}

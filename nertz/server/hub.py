@@ -8,10 +8,12 @@ A start brings back only rooms not closed and active within that time; the other
 closed without being loaded. ``unload`` is also the seam for rooms that leave memory without
 closing and load again on demand (:meth:`Hub.get` rebuilds any open room from its log).
 
-Today one process owns every room. The hub is the seam where ownership will be shared out over
-several processes (each room owned by exactly one; the others forward to it over Redis): every
-table can already be rebuilt from its stored log on any process (:meth:`Hub.get` does exactly
-that for a room not in memory).
+Today one process owns every room. The hub claims each room it holds on its
+:class:`~nertz.server.bus.Bus` (a :class:`~nertz.server.bus.LocalBus` today) and its rooms send
+their effects over it: the seam where ownership will be shared out over several processes (each
+room owned by exactly one; the others forward to it over Redis). Every table can already be
+rebuilt from its stored log on any process (:meth:`Hub.get` does exactly that for a room not in
+memory).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import time
 from typing import Any
 
 from nertz.rules import Rules
+from nertz.server.bus import Bus, LocalBus
 from nertz.server.live import LiveRoom
 from nertz.server.room.table import Table
 from nertz.server.store import Store
@@ -45,9 +48,11 @@ class Hub:
 
     def __init__(
         self, store: Store, start_bots: bool = True, deal_seed: int | None = None,
-        idle_seconds: float = ROOM_IDLE_SECONDS,
+        idle_seconds: float = ROOM_IDLE_SECONDS, bus: Bus | None = None,
     ) -> None:
         self.store = store
+        self.bus: Bus = bus if bus is not None else LocalBus()
+        """Who owns which room, and the road from a room to its sockets."""
         self.rooms: dict[str, LiveRoom] = {}
         self.idle_seconds = idle_seconds
         self._empty_since: dict[str, float] = {}
@@ -78,13 +83,15 @@ class Hub:
         """Every live room's table, by room id."""
         return {key: room.table for key, room in self.rooms.items()}
 
-    async def create(self, rules: Rules, seats: int) -> LiveRoom:
-        """A new room with a fresh id and join code."""
+    async def create(self, rules: Rules, seats: int,
+                     same_deal: tuple[str, int | str] | None = None) -> LiveRoom:
+        """A new room with a fresh id and join code (``same_deal``: see :meth:`Table.create`)."""
         for _ in range(20):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
             if await self.store.find_room(code) is None:
                 break
-        table = await Table.create(self.store, rules, seats, secrets.token_hex(8), code)
+        table = await Table.create(self.store, rules, seats, secrets.token_hex(8), code,
+                                   same_deal)
         return self._adopt(table)
 
     async def get(self, key: str) -> LiveRoom | None:
@@ -114,7 +121,10 @@ class Hub:
 
     def _adopt(self, table: Table) -> LiveRoom:
         table.deal_seed = self.deal_seed
-        room = LiveRoom(table, start_bots=self.start_bots)
+        if not self.bus.claim(table.id):  # pragma: no cover - one process owns every room
+            table.close()
+            raise RuntimeError(f"room {table.id} is owned by {self.bus.owner(table.id)}")
+        room = LiveRoom(table, self.bus, start_bots=self.start_bots)
         self.rooms[table.id] = room
         if self._ticker is None:
             self._ticker = asyncio.get_running_loop().create_task(self._tick())
@@ -148,6 +158,7 @@ class Hub:
             await room.settled()
             if self.rooms.get(room.id) is room:
                 del self.rooms[room.id]
+                self.bus.release(room.id)
             self._empty_since.pop(room.id, None)
 
     async def close_room(self, room: LiveRoom) -> None:
@@ -177,6 +188,7 @@ class Hub:
             room.close()
         for room in self.rooms.values():
             await room.settled()
+            self.bus.release(room.id)
         self.rooms.clear()
 
     def stats(self) -> dict[str, Any]:

@@ -2,9 +2,11 @@
 
 :class:`LiveRoom` is the one place where the two meet: a socket's command goes to
 :meth:`Table.handle <nertz.server.room.table.Table.handle>`, and the effects it returns (and the
-clock's) go to the :class:`~nertz.server.edge.fanout.Fanout`. It also runs the room's bots, each
-through an in-process :class:`RoomSeat`. When rooms are owned across processes, the bus carries
-the same two calls (commands in, effects out) between a room's owner and the sockets' process.
+clock's) go over the :class:`~nertz.server.bus.Bus` to the
+:class:`~nertz.server.edge.fanout.Fanout`. It also runs the room's bots,
+each through an in-process :class:`~nertz.server.room.bots.RoomSeat`. When rooms are owned
+across processes, the bus carries the same two calls (commands in, effects out) between a
+room's owner and the sockets' process.
 """
 
 from __future__ import annotations
@@ -12,14 +14,14 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from nertz.bots import Observation
-from nertz.moves import Move
+from nertz.bots.driver import BotDriver
 from nertz.server import protocol
+from nertz.server.bus import Bus
 from nertz.server.edge.fanout import Fanout, Sink
-from nertz.server.room.bots import BotDriver, Look, wait_event
+from nertz.server.room.bots import RoomSeat
 from nertz.server.room.lobby import Player
-from nertz.server.room.messages import Error
-from nertz.server.room.table import Phase, Table
+from nertz.server.room.messages import Effects
+from nertz.server.room.table import Table
 
 log = logging.getLogger("nertz.bots")
 
@@ -27,14 +29,18 @@ log = logging.getLogger("nertz.bots")
 class LiveRoom:
     """One room's table and sockets, and its bots' tasks."""
 
-    def __init__(self, table: Table, start_bots: bool = True) -> None:
+    def __init__(self, table: Table, bus: Bus, start_bots: bool = True) -> None:
         self.table = table
+        self.bus = bus
         self.fanout = Fanout()
         self.start_bots = start_bots
         self.tasks: set[asyncio.Task[None]] = set()
-        self._bot_ids = 0
         table.on_bot = self.start_bot
-        table.connect(self.fanout.publish)
+        bus.subscribe(table.id, self.fanout)
+        table.connect(self._publish)
+
+    def _publish(self, fx: Effects, sender: Sink | None = None) -> None:
+        self.bus.publish(self.table.id, fx, sender)
 
     @property
     def id(self) -> str:
@@ -52,7 +58,7 @@ class LiveRoom:
         """A socket joins: bring it up to date from ``since`` or send the whole state."""
         self.fanout.attach(sink, player.id if player is not None else None)
         self.resync(sink, player, since)
-        self.fanout.publish(self.table.connected(player))
+        self._publish(self.table.connected(player))
 
     def resync(self, sink: Sink, player: Player | None, since: int | None) -> None:
         """Answer a ``sync``: the missed broadcasts, or the whole state (the socket stays
@@ -65,17 +71,28 @@ class LiveRoom:
         """A socket closed. The seat waits for its player to come back."""
         pid = self.fanout.detach(sink)
         if pid is not None:
-            self.fanout.publish(self.table.disconnected(self.table.players.get(pid)))
+            self._publish(self.table.disconnected(self.table.players.get(pid)))
+
+    @property
+    def changed(self) -> asyncio.Event:
+        """Set at the next broadcast (what the room's bots wait on)."""
+        return self.fanout.changed
 
     def handle(self, player: Player, message: protocol.ClientMessage,
-               sender: Sink | None) -> None:
+               sender: Sink | None) -> Effects:
         """One command from ``player`` on socket ``sender``; its answers go back there."""
-        self.fanout.publish(self.table.handle(player, message), sender)
+        fx = self.table.handle(player, message)
+        self._publish(fx, sender)
+        return fx
+
+    def submit(self, player: Player, message: protocol.ClientMessage) -> Effects:
+        """A command with no socket to answer (a bot's): handled and its effects sent on."""
+        return self.handle(player, message, None)
 
     async def join(self, name: str, spectator: bool) -> tuple[Player, str]:
         """Add a person once the join is stored: the player and their seat token."""
         player, token, fx = self.table.join(name, spectator)
-        self.fanout.publish(fx)
+        self._publish(fx)
         if fx.committed is not None:
             await asyncio.gather(fx.committed, return_exceptions=True)
         return player, token
@@ -113,51 +130,9 @@ class LiveRoom:
         self.table.close()
         for task in list(self.tasks):
             task.cancel()
+        self.bus.unsubscribe(self.table.id, self.fanout)
         self.fanout.close()
 
     async def settled(self) -> None:
         """Wait until everything the table logged is committed (or failed)."""
         await self.table.settled()
-
-
-class RoomSeat:
-    """A bot's seat at a table of this process (the in-process :class:`SeatLink`)."""
-
-    def __init__(self, room: LiveRoom, player: Player) -> None:
-        self.room = room
-        self.player = player
-        self._seen = room.fanout.changed
-        self._ids = 0
-
-    def present(self) -> bool:
-        """Whether the bot is still in the room and the room is open."""
-        table = self.room.table
-        return self.player.id in table.players and not table.closed
-
-    def look(self) -> Look | None:
-        """The live round as the seat sees it, or None while none is being played."""
-        table = self.room.table
-        self._seen = self.room.fanout.changed
-        rnd, seat = table.round, self.player.seat
-        if table.phase is not Phase.PLAYING or rnd is None or seat is None or rnd.ended:
-            return None
-        key = (f"{table.id}:{table.match_number}:"
-               f"{len(table.match.results) if table.match else 0}")
-        return Look(Observation.from_round(rnd, seat, table.now_t()), seat, table.rules, key,
-                    table.hand_of(self.player))
-
-    async def changed(self, timeout: float | None) -> None:
-        """Wait for a broadcast after the last look."""
-        await wait_event(self._seen, timeout)
-
-    def still(self, look: Look) -> bool:
-        """Whether the round the bot looked at is still the one being played."""
-        table = self.room.table
-        return table.round is look.obs.round and table.phase is Phase.PLAYING
-
-    async def play(self, move: Move) -> bool:
-        """Submit the move as the bot's player; False if refused as a command."""
-        self._ids += 1
-        fx = self.room.table.handle(self.player, protocol.Play(f"b{self._ids}", str(move)))
-        self.room.fanout.publish(fx)
-        return not any(isinstance(s.message, Error) for s in fx.sends)

@@ -36,7 +36,7 @@ PLAYER: Final = {
 ROOM: Final = {
     "type": "object",
     "required": ["id", "code", "rules", "options", "seats", "phase", "host", "players", "match",
-                 "matches"],
+                 "matches", "same_deal"],
     "properties": {
         "id": {"type": "string"},
         "code": {"type": "string"},
@@ -50,6 +50,9 @@ ROOM: Final = {
         "match": {"type": ["object", "null"]},
         "matches": {"type": "array", "items": {"type": "string"},
                     "description": "finished matches' ids, for their replays"},
+        "same_deal": {"type": ["string", "null"],
+                      "description": "the finished match whose cards the first match deals "
+                                     "again (a same-deal room), or null"},
     },
 }
 """A room as everyone sees it (the ``room`` message's ``room``)."""
@@ -89,6 +92,15 @@ CREATE_ROOM: Final = {
     "properties": {
         "rules": RULES,
         "seats": {"type": "integer", "minimum": 2, "maximum": 8, "default": 4},
+        "name": {"type": ["string", "null"], "minLength": 1,
+                 "description": "the host's name (cut to 24 characters): the creator joins"},
+    },
+}
+
+SAME_DEAL: Final = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
         "name": {"type": ["string", "null"], "minLength": 1,
                  "description": "the host's name (cut to 24 characters): the creator joins"},
     },
@@ -167,6 +179,14 @@ ROUTES: Final[dict[str, dict[str, Any]]] = {
     "match_frames": {"responses": {200: _answer("the finished match, frame by frame, for the "
                                                 "page's viewer", {"type": "object"}),
                                    **_errors(404)}},
+    "same_deal": {
+        "status_code": 201,
+        "responses": {201: _answer("a new room whose first match deals the finished match's "
+                                   "cards again (and its host, when a name was given)", CREATED),
+                      **_errors(400, 404, 413, 429, 503)},
+        "openapi_extra": _body(SAME_DEAL, "optionally your name (none: nobody joins yet)",
+                               required=False),
+    },
     "match_analysis": {"responses": {200: _answer("what the match teaches each seat",
                                                   {"type": "object"}), **_errors(404)}},
     "upload_frames": {

@@ -9,7 +9,7 @@ from typing import Any
 
 import uvicorn
 
-from nertz.server.app import MAX_SOCKETS, ROOMS_PER_MINUTE, SOCKETS_PER_ADDRESS, create_app
+from nertz.server.edge.app import MAX_SOCKETS, ROOMS_PER_MINUTE, SOCKETS_PER_ADDRESS, create_app
 from nertz.server.hub import ROOM_IDLE_SECONDS
 from nertz.server.protocol import MAX_MESSAGE_BYTES
 
@@ -38,6 +38,9 @@ def serve(
         print(f"nertz serve: {exc}")
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    # Alembic tells each migration it checks or applies (a dozen lines on every start);
+    # a failed migration still raises.
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     if deal_seed is not None:
         logging.getLogger("nertz").warning(
             "nertz: dealing from the fixed seed %d: every card is predictable", deal_seed)

@@ -12,9 +12,10 @@ The table keeps a heap of pending actions ordered by (time, arrival order). Two 
 
 A seat that waits is woken, after its reaction delay, by any change at the table that might
 concern it (a card to a foundation, a reset). No wall clock is read: the same seed gives the same
-round. The table mirrors the server on two points: when every seat is stuck per the engine
-(:meth:`~nertz.engine.Round.all_stuck`) it resets at once, with no vote and no timer; and after a
-call, moves already in the air still land if they reach the table within ``call_grace_ms``.
+round. The table mirrors the server on two points: what happens when every seat is stuck is the
+engine's referee's (:meth:`~nertz.engine.Round.settle`: a reset at once, with no vote and no
+timer, or the round's end), asked whenever every seat is idle; and after a call, moves already in
+the air still land if they reach the table within ``call_grace_ms``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from nertz.bots.base import Bot, Observation
 from nertz.bots.speed import STEPS, SpeedProfile
 from nertz.engine import Round
 from nertz.errors import IllegalMoveError, LostRace
+from nertz.events import Event, StockTurned
 from nertz.moves import Kind, Move
 
 MAX_ACTIONS: Final = 20_000
@@ -99,8 +101,9 @@ def play_table(
         elif t > MAX_MS or stats.moves >= MAX_ACTIONS:
             break
         if move is not None:
+            events: tuple[Event, ...] = ()
             try:
-                rnd.play(seat, move, int(t))
+                events = rnd.play(seat, move, int(t))
             except LostRace:
                 stats.rejected += 1
                 stats.races += 1
@@ -125,26 +128,32 @@ def play_table(
                 _wake(heap, waiting, speeds, rng, t, seq)
                 seq += seats
             elif kind is Kind.STUCK or kind is Kind.TURN:
-                # The server resets the moment every seat is stuck per the engine; a seat's
-                # own turns cannot change that, so asking when the others are idle suffices.
-                if rnd.resets == stats.resets and _others_idle(rnd, waiting, seat) and (
-                    rnd.all_stuck()
+                # The server asks the referee after every move. Here it is asked when the others
+                # are idle (a seat's own turns cannot make every seat stuck), or when this seat
+                # has turned through its whole stock (for seats that never stop turning):
+                # asking at every turn would cost the simulator much of its time.
+                if rnd.resets == stats.resets and (
+                    _others_idle(rnd, waiting, seat) or _turned_over(events)
                 ):
-                    rnd.reset()
+                    rnd.settle(int(t))
                 if rnd.resets != stats.resets:
                     stats.resets = rnd.resets
                     _wake(heap, waiting, speeds, rng, t, seq)
                     seq += seats
             stats.ms = t
+            if rnd.ended is not None:
+                continue  # the referee ended it (a reset that only went round in a circle)
         # The seat decides now, on the table as it is.
         obs = observations[seat]
         obs.t = int(t)
         nxt = bots[seat].decide(obs)
         if nxt is None:
             waiting[seat] = True
-            if _others_idle(rnd, waiting, seat) and rnd.all_stuck():
-                rnd.reset()
+            if _others_idle(rnd, waiting, seat) and rnd.settle(int(t)):
                 stats.resets = rnd.resets
+                if rnd.ended is not None:
+                    stats.ms = t
+                    continue
                 _wake(heap, waiting, speeds, rng, t, seq)
                 seq += seats
             continue
@@ -153,6 +162,12 @@ def play_table(
         push(heap, (t + times[seat][int(uniform() * steps)], seq, seat, nxt))
         seq += 1
     return stats
+
+
+def _turned_over(events: tuple[Event, ...]) -> bool:
+    """The move turned the seat's waste back into its stock: a whole pass is done."""
+    last = events[-1] if events else None
+    return isinstance(last, StockTurned) and last.recycled
 
 
 def _others_idle(rnd: Round, waiting: list[bool], seat: int) -> bool:

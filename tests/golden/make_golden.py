@@ -462,6 +462,18 @@ add("false_call_rejected", {"preset": "pagat", "nertz_pile_size": 2}, 2, [(
     ["100 0 NERTZ -", "110 0 N-F +", "120 0 NERTZ -", "130 0 N-F +", "140 0 NERTZ +"],
     "nertz", 0, [2, -4])], [2, -4], None)
 
+# 47 duplicate_deal: two seats, two rounds, the two hands swapped in round 2 (the option deals
+# so from a seed; here the layouts say it): the same hand wins for whoever holds it.
+add("duplicate_deal", {"preset": "pagat", "nertz_pile_size": 2, "rounds": 2,
+                       "duplicate_deal": True}, 2, [
+    ([lay("2S AS", W4, n=2), lay("KC TC", W4, n=2)],
+     ["100 0 N-F +", "110 0 N-F +", "120 0 NERTZ +"],
+     "nertz", 0, [2, -4]),
+    ([lay("KC TC", W4, n=2), lay("2S AS", W4, n=2)],
+     ["100 1 N-F +", "110 1 N-F +", "120 1 NERTZ +"],
+     "nertz", 1, [-4, 2]),
+], [-2, -2], None)
+
 
 BREAKDOWN = ("foundation_cards", "card_points", "nertz_left", "nertz_penalty", "caller_bonus",
              "variant_bonus", "false_calls", "lotto", "total")

@@ -17,7 +17,7 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from nertz.bots import SPEEDS, SpeedProfile
-from nertz.server.app import create_app
+from nertz.server.edge.app import create_app
 
 PG_ADMIN = os.environ.get("NERTZ_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 """A PostgreSQL database the tests may connect to, to create (and drop) their own."""

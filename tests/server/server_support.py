@@ -283,6 +283,9 @@ def cards_in(message: Message, mover: int | None = None) -> list[tuple[int, Card
                 found.extend((node["seat"], Card.parse(x)) for x in node["cards"])
             elif node.get("kind") == "revealed":
                 found.append((node["seat"], Card.parse(node["card"])))
+            elif {"loser", "card", "foundation"} <= node.keys():
+                # A race (in ``rejected`` and ``race_won``): the loser's card, still on its pile.
+                found.append((node["loser"], Card.parse(node["card"])))
             else:
                 for k, v in node.items():
                     if k in ("room", "you", "result"):

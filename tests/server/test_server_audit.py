@@ -22,7 +22,8 @@ from server_support import (
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-import nertz.server.app as app_module
+import nertz.server.edge.app as app_module
+import nertz.server.edge.connection as connection_module
 from nertz import replay
 
 # --------------------------------------------------------------------------- HTTP: frames upload
@@ -154,8 +155,8 @@ def test_a_socket_that_stops_reading_is_cut_at_once() -> None:
 
     async def main() -> tuple[bool, int | None]:
         ws = StuckSocket()
-        conn = app_module.Connection(ws)  # type: ignore[arg-type]
-        for _ in range(app_module.MAX_QUEUE + 2):
+        conn = connection_module.Connection(ws)  # type: ignore[arg-type]
+        for _ in range(connection_module.MAX_QUEUE + 2):
             conn.send(b"{}")
         await asyncio.sleep(0.05)
         return conn.closed, ws.closed_with

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from server_support import ask, in_loop, reply, table_of, two_players
 from starlette.testclient import TestClient, WebSocketTestSession
 
-import nertz.server.app as app_module
+import nertz.server.edge.app as app_module
 from nertz.server import protocol
-from nertz.server.app import create_app
+from nertz.server.edge.app import create_app
 from nertz.server.room.table import Table
 
 TYPES: dict[str, type[msgspec.Struct]] = {

@@ -9,7 +9,7 @@ from server_support import create_room, hello, join, recv, table_of, two_players
 from starlette.testclient import TestClient
 
 from nertz import analysis, replay
-from nertz.server.app import create_app
+from nertz.server.edge.app import create_app
 from nertz.server.protocol import MAX_NAME
 
 
@@ -203,6 +203,25 @@ def test_replay_download_scores_identically(client: TestClient) -> None:
     assert uploaded.json() == report.json()
     bad = client.post("/api/replays/analysis", content=b'{"format": "nertz-replay/9"}')
     assert bad.status_code == 400 and "unknown format" in bad.json()["error"]
+    # "Same deal": a new room whose first match deals this match's cards again.
+    r = client.post(f"/api/matches/{match_id}/same_deal", json={"name": "Dee"})
+    assert r.status_code == 201, r.text
+    dee = r.json()
+    assert dee["host"] and dee["seat"] == 0
+    room = client.get(f"/api/rooms/{dee['room']}").json()
+    assert room["same_deal"] == match_id and room["seats"] == 3
+    assert room["rules"] == file.rules.to_spec()
+    with client.websocket_connect(f"/ws/{dee['room']}") as ws:
+        hello(ws, dee["token"])
+        ws.send_json({"type": "assign", "player": dee["player"], "seat": None, "hand": 0})
+        for _ in range(3):
+            ws.send_json({"type": "add_bot", "seat": None, "bot": "greedy", "level": "expert"})
+        ws.send_json({"type": "start", "countdown_ms": 0})
+        wait_phase(ws, "playing")
+        table = table_of(client, dee["room"])
+        assert table.recorder is not None
+        assert table.recorder.file.rounds[0].layouts == file.rounds[0].layouts
+    assert client.post("/api/matches/0123456789abcdef/same_deal").status_code == 404
 
 
 def _first_deal(client: TestClient) -> tuple[int, str]:

@@ -7,12 +7,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from server_support import ask, hello, in_loop, moves_of, recv_until, table_of, two_players
+from server_support import (
+    FixedMatch,
+    ask,
+    hello,
+    in_loop,
+    layout,
+    moves_of,
+    recv_until,
+    table_of,
+    two_players,
+)
 from starlette.testclient import TestClient
 
-import nertz.server.app as app_module
+import nertz.server.edge.app as app_module
 import nertz.server.room.lobby as lobby_module
-from nertz.server.app import create_app
+import nertz.server.room.table as table_module
+from nertz.server.edge.app import create_app
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -45,7 +56,8 @@ def test_an_old_id_is_still_answered_not_applied(
 def test_ids_and_their_answers_survive_a_restart(store_url: str) -> None:
     with TestClient(create_app(store_url)) as client, two_players(client) as (ann, bob, a, b):
         acked = ask(b, {"type": "play", "id": "once", "move": "T"})
-        refused = ask(b, {"type": "play", "id": "no", "move": "1-F"})
+        # Pagat has four work piles: refused whatever the (random) deal.
+        refused = ask(b, {"type": "play", "id": "no", "move": "5-F"})
         assert acked["type"] == "ack" and refused["type"] == "rejected"
         # Another move after it, so the table's version has moved past the first ack's.
         assert ask(a, {"type": "play", "id": "later", "move": "T"})["type"] == "ack"
@@ -61,3 +73,21 @@ def test_ids_and_their_answers_survive_a_restart(store_url: str) -> None:
         b.send_json({"type": "sync", "since": None})
         after = recv_until(b, "state")[0]["table"]
         assert after["tableaus"] == before["tableaus"]
+
+
+def test_a_move_that_crosses_the_rounds_end_is_rejected(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seat 0 empties its one-card Nertz pile (an automatic call ends the round); seat 1's
+    move, sent before it heard, is refused as too late, not answered with an error."""
+    monkeypatch.setattr(FixedMatch, "LAYOUTS", [[layout("AH", "3C 4C 5C 6C"),
+                                                 layout("KD", "3D 4D 5D 6D")]])
+    monkeypatch.setattr(table_module, "Match", FixedMatch)
+    rules = {"preset": "pagat", "nertz_pile_size": 1, "call": "auto",
+             "blocked_round_end": False}
+    with two_players(client, rules) as (_ann, _bob, a, b):
+        assert ask(a, {"type": "play", "id": "win", "move": "N-F"})["type"] == "ack"
+        recv_until(b, "round_over")
+        late = ask(b, {"type": "play", "id": "late", "move": "T"})
+        assert late["type"] == "rejected" and "over" in late["error"], late
+        assert ask(b, {"type": "play", "id": "late", "move": "T"}) == late

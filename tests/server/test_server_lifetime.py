@@ -16,7 +16,7 @@ from server_support import create_room, hello, hub_of, in_loop, recv
 from starlette.testclient import TestClient
 
 import nertz.server.hub as hub_module
-from nertz.server.app import create_app
+from nertz.server.edge.app import create_app
 from nertz.server.store import Store, room_log
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ from schemathesis.specs.openapi.checks import (
 )
 from server_support import live_server
 
-from nertz.server.app import create_app
+from nertz.server.edge.app import create_app
 
 SCHEMA = schemathesis.openapi.from_dict(create_app("sqlite://").openapi())
 

@@ -21,7 +21,7 @@ from server_support import (
 from starlette.testclient import TestClient
 
 import nertz.server.room.lobby as lobby_module
-from nertz.server.app import create_app
+from nertz.server.edge.app import create_app
 
 
 def players(client: TestClient, room: str) -> dict[str, dict[str, object]]:

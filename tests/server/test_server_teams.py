@@ -11,11 +11,11 @@ from server_support import ask, create_room, hello, in_loop, join, table_of, wai
 from starlette.testclient import TestClient
 
 from nertz.bots import Observation
+from nertz.bots.driver import fits_hand, own_half_move
 from nertz.match import Match
 from nertz.moves import Kind, Move
 from nertz.rules import Rules
-from nertz.server.app import create_app
-from nertz.server.room.bots import fits_hand, own_half_move
+from nertz.server.edge.app import create_app
 
 SPLIT = {"preset": "pagat", "teams": "split"}
 

@@ -16,6 +16,7 @@ from server_support import (
     create_room,
     drain,
     hello,
+    hub_of,
     in_loop,
     join,
     moves_of,
@@ -36,8 +37,9 @@ import nertz.server.edge.fanout as fanout_module
 import nertz.server.room.table as table_module
 from nertz.bots import SPEEDS, GreedyBot, Observation, SpeedProfile
 from nertz.rules import Rules
-from nertz.server.app import create_app
+from nertz.server.edge.app import create_app
 from nertz.server.protocol import MAX_MESSAGE_BYTES
+from nertz.server.room.table import Table
 
 
 @pytest.fixture
@@ -255,12 +257,32 @@ def test_lost_race_names_the_winner(client: TestClient, race_deal: Any) -> None:
         assert race["winner"] == 0 and race["winner_name"] == "Ann" and race["foundation"] == 1
         assert race["margin_ms"] >= 0
         assert "race for F1 lost to seat 0" in lost["error"]
+        assert race["card"] == "2H"
+        # The winner is told too, with the same margin.
+        told = reply(a)
+        assert told == {"type": "race_won", "loser": 1, "loser_name": "Bob", "foundation": 1,
+                        "card": "2H", "margin_ms": race["margin_ms"]}
         lost = ask(b, {"type": "play", "id": "4", "move": "N-F"})
         assert lost["type"] == "rejected" and lost["race"]["winner"] == 0
+        assert reply(a)["type"] == "race_won"
         # Bob's 2H stays where it was.
         b.send_json({"type": "sync", "since": None})
         state = recv_until(b, "state")[0]
         assert state["table"]["tableaus"][1]["nertz_top"] == "2H"
+        # Both races are in the race log: the match's replay file, and so the table's log.
+        table = table_of(client, _ann.room)
+        assert table.recorder is not None
+        races = in_loop(client, lambda: table.recorder.file.to_json()["rounds"][-1]["races"])
+        assert [(r["winner"], r["loser"], r["card"], r["foundation"]) for r in races] == [
+            (0, 1, "2H", 1), (0, 1, "2H", 1)]
+        assert races[0]["margin_ms"] == race["margin_ms"]
+        store = hub_of(client).store
+        entries = in_loop(client, store.load_log, table.id)
+        rebuilt = in_loop(client, Table.restore, store, table.id, table.code, table.rules,
+                          table.seats, entries)
+        assert rebuilt.recorder is not None
+        assert rebuilt.recorder.file.to_json()["rounds"][-1]["races"] == races
+        in_loop(client, rebuilt.close)
 
 
 def test_full_match_with_a_bot(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -37,6 +37,14 @@ to chance where a hand with nothing to play in forty turns would fail a test."""
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 """Screenshots of the live page land here (gitignored)."""
 
+AXE_VERSION = "4.14.1"
+"""axe-core, the accessibility checker run on every screen: installed by these tests from the
+npm registry into :data:`AXE_CACHE` (once; pinned so that a new rule cannot fail a run)."""
+
+_XDG_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+AXE_CACHE = Path(os.environ.get("NERTZ_TEST_CACHE") or _XDG_CACHE / "nertz-tests")
+"""Where the tests keep what they download (``NERTZ_TEST_CACHE`` to choose)."""
+
 
 def _unavailable() -> str | None:
     """Why the browser tests cannot run here, or None."""
@@ -68,8 +76,9 @@ def _free_port() -> int:
 class Server:
     """A running ``nertz serve``: its base URL and a tiny JSON client for setting up rooms."""
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, log: Path) -> None:
         self.base = base
+        self.log = log
 
     def get(self, path: str) -> Any:
         with urllib.request.urlopen(self.base + path, timeout=10) as r:
@@ -95,7 +104,9 @@ def server(tmp_path_factory: pytest.TempPathFactory, chromium_ok: None) -> Itera
                             stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(150):
+        # A busy machine can take many seconds to import and migrate: wait for the answer.
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
             try:
                 with urllib.request.urlopen(base + "/healthz", timeout=1) as r:
                     if r.status == 200:
@@ -107,7 +118,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, chromium_ok: None) -> Itera
                 time.sleep(0.1)
         else:
             raise RuntimeError("nertz serve did not answer /healthz")
-        yield Server(base)
+        yield Server(base, db.with_suffix(".log"))
     finally:
         proc.terminate()
         try:
@@ -153,3 +164,28 @@ def artifacts() -> Path:
     """The folder for screenshots."""
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+def _must_run(why: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"browser tests must run under CI: {why}")
+    pytest.skip(f"browser tests skipped: {why}")
+
+
+@pytest.fixture(scope="session")
+def axe(chromium_ok: None) -> str:
+    """axe-core's script (``npm install axe-core`` into the tests' cache the first time)."""
+    target = AXE_CACHE / f"axe-{AXE_VERSION}"
+    script = target / "node_modules" / "axe-core" / "axe.min.js"
+    if not script.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            _must_run("npm is needed to install axe-core")
+        target.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [npm, "install", "--prefix", str(target), f"axe-core@{AXE_VERSION}",
+             "--no-audit", "--no-fund", "--no-save", "--silent"],
+            capture_output=True, text=True, timeout=300, check=False)
+        if done.returncode != 0 or not script.exists():
+            _must_run(f"npm install axe-core failed: {done.stderr[-500:]}")
+    return script.read_text()

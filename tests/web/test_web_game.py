@@ -125,7 +125,7 @@ def test_two_people_and_two_bots_play_a_round_to_the_call(server: Any, new_page:
 
     # The results screen shows what the server scored.
     for p in (ann, ben):
-        p.page.wait_for_selector("#results")
+        p.page.wait_for_selector("#results:not(.counting)")  # the scores count up
     result = ann_page.evaluate("() => window.nertz.S.result")
     assert result["ended"] == "nertz", result
     assert "called" in ann_page.text_content("#results-title")
@@ -147,6 +147,11 @@ def test_two_people_and_two_bots_play_a_round_to_the_call(server: Any, new_page:
         data = server.get(f"/api/matches/{room['matches'][0]}/replay")
         replayed = replay.run(replay.from_json(data))
         assert list(replayed.match.totals) == totals
+        # What the match teaches each seat, yours first (docs/analysis.md).
+        ann_page.wait_for_selector("#results-analysis .analysis-seat")
+        assert ann_page.locator("#results-analysis .analysis-seat").count() == 4
+        first = ann_page.locator("#results-analysis .analysis-seat").first
+        assert first.get_attribute("data-seat") == "0" and "Ann (you)" in first.text_content()
         # The replay viewer steps through the finished match on a timeline.
         ann_page.click("#results .watch-replay")
         ann_page.wait_for_selector("#replay #replay-slider")
@@ -157,12 +162,33 @@ def test_two_people_and_two_bots_play_a_round_to_the_call(server: Any, new_page:
         assert ann_page.text_content("#replay-step").startswith("1/")
         ann_page.click("#replay-next")
         assert ann_page.text_content("#replay-step").startswith("2/")
+        # Each step in words, the moved card marked where it landed.
+        k = 2
+        said = ann_page.text_content("#replay-step") or ""
+        while k < steps and (" from " not in said or "refused" in said):
+            ann_page.click("#replay-next")
+            k += 1
+            said = ann_page.text_content("#replay-step") or ""
+        assert " to " in said and ("Ann: " in said or "Ben: " in said or "bot" in said), said
+        assert ann_page.locator("#replay .card.moved").count() == 1
+        # The address opens the viewer at that round and step.
+        at = ann_page.evaluate("() => location.pathname + location.search")
+        assert f"step={k}" in at and "round=1" in at, at
+        ann_page.goto(server.base + at)
+        ann_page.wait_for_selector("#replay #replay-slider")
+        assert ann_page.text_content("#replay-step") == said
         ann_page.fill("#replay-slider", str(steps))
         ann_page.dispatch_event("#replay-slider", "input")
         ann_page.wait_for_selector("#replay-result table")
         shown = replay_totals(ann_page)
         assert shown == totals
         ann_page.screenshot(path=str(artifacts / "replay.png"))
+        assert ann_page.locator("#replay-analysis .analysis-seat").count() == 4
+        # Same deal: Ben opens a new room whose first match deals these cards again.
+        ben_page.click("#results .same-deal")
+        ben_page.wait_for_selector("#join-room")
+        code = ben_page.evaluate("() => location.pathname.split('/').pop()")
+        assert server.get(f"/api/rooms/{code}")["same_deal"] == room["matches"][0]
 
 
 def test_phone_plays_a_move_by_touch(server: Any, new_page: Any, artifacts: Path) -> None:

@@ -9,6 +9,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from page_checks import box_of, in_view, press
+
 RANKS = "A23456789TJQK"
 
 READ_TABLE = """() => {
@@ -100,9 +102,13 @@ def find_move(state: dict[str, Any]) -> Move | None:
 class Player:
     """One person at the table, in one browser page."""
 
-    def __init__(self, page: Any, use_keys: bool = False) -> None:
+    def __init__(self, page: Any, use_keys: bool = False, pointer_only: bool = False) -> None:
+        """`use_keys`: foundation plays by keyboard. `pointer_only`: every action by the
+        pointer where it is shown (the stock, *I'm stuck*, *Call*), each checked to be in view
+        without scrolling, as are the cards dragged and where they go."""
         self.page = page
         self.use_keys = use_keys
+        self.pointer_only = pointer_only
         self.turns_without_play = 0
         self.moves = 0
         self.misses: list[tuple[str, tuple[float, float]]] = []
@@ -133,12 +139,16 @@ class Player:
             page.wait_for_timeout(20)
         assert box is not None, f"no card {move.card} on pile {move.src}"
         x0, y0 = box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.2
+        target = box_of(page, "#foundations" if move.dst == "F"
+                        else f'#me [data-pile="{move.dst}"] .stack')
+        assert target is not None, f"no drop target {move.dst}"
         if move.dst == "F":
-            fb = page.locator("#foundations").bounding_box()
-            x1, y1 = fb["x"] + 12, fb["y"] + fb["height"] / 2
+            x1, y1 = target["x"] + 12, target["y"] + target["height"] / 2
         else:
-            target = page.locator(f'#me [data-pile="{move.dst}"] .stack').bounding_box()
             x1, y1 = target["x"] + target["width"] / 2, target["y"] + target["height"] - 8
+        if self.pointer_only:
+            in_view(page, box, f"the {move.card} on pile {move.src}")
+            in_view(page, target, f"the drop target {move.dst}")
         sent = page.evaluate("() => window.nertz.S.sent")
         page.mouse.move(x0, y0)
         page.mouse.down()
@@ -148,6 +158,12 @@ class Player:
         if page.evaluate("() => window.nertz.S.sent") == sent:  # this drop sent nothing
             self.misses.append((move.text, (x1, y1)))
             self.moves -= 1
+
+    def press(self, selector: str) -> None:
+        """Press what `selector` finds by pointer; it must be shown while the round is on."""
+        if not press(self.page, selector):
+            phase = self.page.evaluate("() => window.nertz.S.room.phase")
+            assert phase != "playing", f"{selector} is not shown during play"
 
     def keys(self, move: Move) -> None:
         """The same move by keyboard: pick up the source, then F or the pile's number."""
@@ -161,7 +177,10 @@ class Player:
         if st is None or st["phase"] != "playing":
             return "wait"
         if st["call"]:
-            self.page.keyboard.press("c")
+            if self.pointer_only:
+                self.press("#call")
+            else:
+                self.page.keyboard.press("c")
             return "call"
         move = find_move(st)
         if move is not None:
@@ -177,8 +196,14 @@ class Player:
             return "stuck"
         self.turns_without_play += 1
         if self.turns_without_play > 30:
-            self.page.keyboard.press("s")
+            if self.pointer_only:
+                self.press("#stuck")
+            else:
+                self.page.keyboard.press("s")
             self.turns_without_play = 0
             return "STUCK"
-        self.page.keyboard.press("Space")
+        if self.pointer_only:
+            self.press('#me [data-pile="S"] .card')
+        else:
+            self.page.keyboard.press("Space")
         return "T"

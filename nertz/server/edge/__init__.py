@@ -1,5 +1,7 @@
-"""The socket edge: what stands between the sockets and a room's table.
+"""The socket edge (lila-ws's tier): what stands between the clients and a room's table.
 
-``fanout`` keeps one room's sockets, the short history of its broadcasts for catching up, and
+``app`` is the HTTP API and the WebSocket (origin, the hello and its deadline, per-socket rate
+limits, socket caps, handing each command to its room); ``connection`` one socket's queue and
+writer; ``fanout`` one room's sockets, the short history of its broadcasts for catching up, and
 the outbox that sends a command's messages only once its log entries are committed.
 """

@@ -1,110 +1,76 @@
-"""Bots at a table: the simulator's bots, at human speeds, through the same door as people.
+"""The room's own bots: the one bot loop (:mod:`nertz.bots.driver`) on an in-process seat.
 
-A :class:`BotDriver` plays one seat through a small :class:`SeatLink`: it looks at the table as
-its seat sees it (:class:`~nertz.bots.Observation`), decides, waits its speed profile's time for
-that move, then submits it like any client: checked against its seat, stored before it counts,
-and free to lose a race to a faster hand. With nothing to do it waits for the table to change,
-plus its reaction delay. The server's own bots use an in-process link
-(:class:`nertz.server.live.RoomSeat`); the driver knows nothing of tables or sockets.
+A :class:`RoomSeat` is the driver's :class:`~nertz.bots.driver.SeatLink` at a table of this
+process: it reads the live round as the bot's seat sees it, waits on the room's broadcasts, and
+submits moves through :meth:`Table.handle <nertz.server.room.table.Table.handle>` like any
+client's, so a bot is checked, stored and acknowledged as a person is.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import random
-from dataclasses import dataclass
 from typing import Protocol
 
-from nertz.bots import Observation, find_bot, find_speed
-from nertz.engine import hand_refusal
-from nertz.moves import Kind, Move
-from nertz.rules import Rules
+from nertz.bots import Observation
+from nertz.bots.driver import Look, wait_event
+from nertz.moves import Move
+from nertz.server import protocol
+from nertz.server.room.lobby import Player
+from nertz.server.room.messages import Effects, Error
+from nertz.server.room.table import Phase, Table
 
 
-@dataclass(frozen=True, slots=True)
-class Look:
-    """What a seat sees of a round being played: its observation, which half of a split seat it
-    plays (None: all of it), and a key naming the round (a new key: a new round)."""
+class BotHost(Protocol):
+    """Where a room's bot plays: its table, the event its broadcasts set, and the door its
+    commands go through (their effects sent on)."""
 
-    obs: Observation
-    seat: int
-    rules: Rules
-    round_key: str
-    hand: int | None = None
+    table: Table
+
+    @property
+    def changed(self) -> asyncio.Event:
+        """Set at the next broadcast."""
+
+    def submit(self, player: Player, message: protocol.ClientMessage) -> Effects:
+        """Handle a command with no socket to answer and send its effects on."""
 
 
-class SeatLink(Protocol):
-    """What a bot driver needs of the seat it plays, in-process or over the network."""
+class RoomSeat:
+    """A bot's seat at a table of this process."""
+
+    def __init__(self, host: BotHost, player: Player) -> None:
+        self.host = host
+        self.player = player
+        self._seen = host.changed
+        self._ids = 0
 
     def present(self) -> bool:
-        """Whether the bot still has its seat in an open room."""
+        """Whether the bot is still in the room and the room is open."""
+        table = self.host.table
+        return self.player.id in table.players and not table.closed
 
     def look(self) -> Look | None:
-        """The round as the seat sees it now, or None while no round is being played."""
+        """The live round as the seat sees it, or None while none is being played."""
+        table = self.host.table
+        self._seen = self.host.changed
+        rnd, seat = table.round, self.player.seat
+        if table.phase is not Phase.PLAYING or rnd is None or seat is None or rnd.ended:
+            return None
+        key = (f"{table.id}:{table.match_number}:"
+               f"{len(table.match.results) if table.match else 0}")
+        return Look(Observation.from_round(rnd, seat, table.now_t()), seat, table.rules, key,
+                    table.hand_of(self.player))
 
     async def changed(self, timeout: float | None) -> None:
-        """Wait until the table changes after the last :meth:`look` (or ``timeout`` passes)."""
+        """Wait for a broadcast after the last look."""
+        await wait_event(self._seen, timeout)
 
     def still(self, look: Look) -> bool:
-        """Whether the round of ``look`` is still being played."""
+        """Whether the round the bot looked at is still the one being played."""
+        table = self.host.table
+        return table.round is look.obs.round and table.phase is Phase.PLAYING
 
     async def play(self, move: Move) -> bool:
-        """Submit ``move``; False if refused as a command (too fast, no round), not as a move."""
-
-
-class BotDriver:
-    """Plays one bot seat until it leaves the room: ``bot`` at speed ``level``."""
-
-    def __init__(self, link: SeatLink, bot: str, level: str, seed: int | str) -> None:
-        self.link = link
-        self.bot = find_bot(bot)()
-        self.speed = find_speed(level)
-        self.rng = random.Random(seed)
-        self._round: str | None = None
-
-    async def run(self) -> None:
-        """The bot's life: decide, think, play; wait when there is nothing to do."""
-        link = self.link
-        while link.present():
-            look = link.look()
-            if look is None:
-                await link.changed(None)
-                continue
-            if look.round_key != self._round:
-                self._round = look.round_key
-                self.bot.start(look.seat, look.rules, look.round_key)
-            move = self.bot.decide(look.obs)
-            if move is not None and look.hand is not None and not fits_hand(move, look.hand):
-                move = own_half_move(look.obs, look.hand)
-            if move is None:
-                await link.changed(2.0)
-                await asyncio.sleep(self.speed.react_ms(self.rng) / 1000)
-                continue
-            await asyncio.sleep(self.speed.think_ms(move, self.rng) / 1000)
-            if not link.still(look):
-                continue
-            if not await link.play(move):
-                await asyncio.sleep(0.2)
-
-
-async def wait_event(event: asyncio.Event, timeout: float | None) -> None:
-    """Wait for ``event``, at most ``timeout`` seconds (None: without end)."""
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(event.wait(), timeout=timeout)
-
-
-def fits_hand(move: Move, hand: int) -> bool:
-    """Whether a partner (``hand`` 0: the Nertz pile, 1: the stock and waste) may make
-    ``move`` under ``teams: split``: the engine's rule, asked without raising."""
-    return hand_refusal(move, hand) is None
-
-
-def own_half_move(obs: Observation, hand: int) -> Move | None:
-    """A split partner's play when its bot chose the other half's: a foundation play, else a
-    card of its own half onto a work pile, else (the stock partner) a turn; None: wait."""
-    legal = [m for m in obs.legal_moves() if fits_hand(m, hand)]
-    ranked = [m for m in legal if m.kind is Kind.TO_FOUNDATION]
-    ranked += [m for m in legal if m.kind is Kind.TO_WORK and m.src in ("N", "W")]
-    ranked += [m for m in legal if m.kind is Kind.TURN]
-    return ranked[0] if ranked else None
+        """Submit the move as the bot's player; False if refused as a command."""
+        self._ids += 1
+        fx = self.host.submit(self.player, protocol.Play(f"b{self._ids}", str(move)))
+        return not any(isinstance(s.message, Error) for s in fx.sends)

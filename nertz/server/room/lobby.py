@@ -15,8 +15,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from nertz.bots import UnknownName, find_bot, find_speed
-from nertz.bots.speed import HUMAN_LEVELS
+from nertz.bots import UnknownName, find_bot
+from nertz.bots.driver import LIVE_LEVELS, level_problem
 from nertz.server import protocol
 from nertz.server.limits import TokenBucket
 from nertz.server.room.messages import CommandError, ServerMessage
@@ -28,7 +28,7 @@ MOVES_PER_SECOND: Final = 10.0
 MAX_PEOPLE: Final = 64
 """The most people (and bots) one room takes."""
 
-SERVER_LEVELS = HUMAN_LEVELS
+SERVER_LEVELS = LIVE_LEVELS
 """Speed levels a room may seat."""
 
 
@@ -51,12 +51,9 @@ def bot_problem(bot: str, level: str) -> str | None:
     """Why ``bot`` at ``level`` cannot sit at a table, or None if it can."""
     try:
         find_bot(bot)
-        find_speed(level)
     except UnknownName as exc:
         return str(exc)
-    if level not in SERVER_LEVELS:
-        return f"level {level!r} is for simulation; rooms take {', '.join(SERVER_LEVELS)}"
-    return None
+    return level_problem(level)
 
 
 @dataclass(slots=True)

@@ -96,6 +96,17 @@ class Rejected(ServerMessage, tag="rejected", omit_defaults=True):
     race: dict[str, Any] | None = None
 
 
+class RaceWon(ServerMessage, tag="race_won"):
+    """To the winning seat: its card stood, and seat ``loser`` lost the race with ``card`` (still
+    face up on its pile), ``margin_ms`` later (None where unknown)."""
+
+    loser: int
+    loser_name: str
+    foundation: int
+    card: str
+    margin_ms: int | None
+
+
 class Error(ServerMessage, tag="error", omit_defaults=True):
     """A command refused (``code`` for programs); ``id`` names the action it answers."""
 

@@ -29,12 +29,13 @@ from typing import Any, Final
 
 import msgspec
 
+from nertz.cards import Card
 from nertz.engine import Round
 from nertz.errors import IllegalMoveError, LostRace, NotationError
-from nertz.events import Event, ResetDone
+from nertz.events import Ended, Event, StuckDeclared
 from nertz.match import Match, RoundResult
-from nertz.moves import STUCK, Move
-from nertz.replay import Recorder
+from nertz.moves import STUCK, STUCK_NERTZ, Move
+from nertz.replay import Race, Recorder
 from nertz.rules import Rules
 from nertz.server import protocol
 from nertz.server.room import lobby as seating
@@ -51,6 +52,7 @@ from nertz.server.room.messages import (
     Kicked,
     Latency,
     Pong,
+    RaceWon,
     Rejected,
     RoomChanged,
     RoundOver,
@@ -118,6 +120,8 @@ class Table:
         self.closed = False
         self.deal_seed: int | None = None
         """Set by ``nertz serve --deal-seed``: matches are dealt from it, not at random."""
+        self.same_deal: tuple[str, int | str] | None = None
+        """A "same deal" room: the finished match (id, seed) whose cards its first match deals."""
         self.on_bot: Callable[[Player], None] | None = None
         """Called with each bot the host seats (the room starts its driver)."""
         self._emit: Emit | None = None
@@ -165,13 +169,18 @@ class Table:
 
     @classmethod
     async def create(
-        cls, store: Store, rules: Rules, seats: int, room_id: str, code: str
+        cls, store: Store, rules: Rules, seats: int, room_id: str, code: str,
+        same_deal: tuple[str, int | str] | None = None,
     ) -> Table:
-        """A new room, stored."""
+        """A new room, stored. ``same_deal`` (a finished match's id and deal seed) makes the
+        room's first match deal that match's cards again: the "same deal" challenge."""
         table = cls(store, room_id, code, rules, seats)
         spec = rules.to_spec()
         await store.create_room(room_id, code, spec, seats)
-        fx = table._run(lambda: table._log("created", {"rules": spec, "seats": seats}))
+        data: dict[str, Any] = {"rules": spec, "seats": seats}
+        if same_deal is not None:
+            data["same_deal"] = {"match": same_deal[0], "seed": same_deal[1]}
+        fx = table._run(lambda: table._log("created", data))
         if fx.committed is not None:
             await fx.committed
         return table
@@ -315,6 +324,9 @@ class Table:
         self.rules = Rules.from_spec(data["rules"])
         self.lobby.seats = int(data["seats"])
         self.lobby.teams = self.rules.teams
+        same = data.get("same_deal")
+        if same is not None:
+            self.same_deal = (str(same["match"]), same["seed"])
 
     def _on_joined(self, data: dict[str, Any]) -> None:
         p = Player(data["player"], data["name"], data.get("token"), data.get("seat"),
@@ -392,16 +404,27 @@ class Table:
         if player is not None:
             player.remember(data["id"], msgspec.convert(data["a"], Rejected))
 
-    def _on_reset(self, data: dict[str, Any]) -> None:
-        # The server's reset is every seat declaring stuck at once: made (and written to the
-        # replay file) as those declarations, so a downloaded replay plays the same reset.
-        assert self.round is not None and self.recorder is not None
+    def _on_reset(self, data: dict[str, Any]) -> tuple[Event, ...]:
+        # The referee's ruling (Round.ruling), applied: each undeclared seat declares the pile
+        # it was given, and the declarations are written to the replay file, so a downloaded
+        # replay plays the same reset. Entries from before the referee name no piles: every
+        # seat rotated its stock then. An empty list rules the round blocked.
+        rnd = self.round
+        assert rnd is not None and self.recorder is not None
         t = int(data["t"])
-        for seat in range(self.round.seats):
-            if not self.round.stuck[seat] and self.round.ended is None:
-                self.round.play(seat, STUCK, t)
-                self.recorder.record(t, seat, STUCK)
+        piles = data.get("piles", ["S"] * rnd.seats)
+        events = rnd.settle(t, piles or None)
+        for e in events:
+            if isinstance(e, StuckDeclared):
+                self.recorder.record(t, e.seat, STUCK_NERTZ if e.pile == "N" else STUCK)
         self.last_t = max(self.last_t, t)
+        return events
+
+    def _on_race(self, data: dict[str, Any]) -> None:
+        assert self.recorder is not None
+        self.recorder.race(Race(int(data["t"]), int(data["winner"]), int(data["loser"]),
+                                Card.parse(data["card"]), int(data["foundation"]),
+                                data.get("margin_ms")))
 
     def _on_close(self, data: dict[str, Any]) -> None:
         assert self.match is not None and self.round is not None
@@ -549,11 +572,16 @@ class Table:
             "rules": self.rules.to_spec(),
             "options": self.rules.to_options(),
             "seats": self.seats,
+            "seat_names": [self.lobby.seat_name(s) for s in range(self.seats)],
             "phase": self.phase,
             "host": self.host,
-            "players": [p.to_json() for p in self.players.values()],
+            # ``plays``: the half of its seat's tableau each player may play (0: the Nertz
+            # pile, 1: the stock and waste, None: all of it), the server's rule, not the page's.
+            "players": [p.to_json() | {"plays": self.lobby.hand_of(p)}
+                        for p in self.players.values()],
             "match": match,
             "matches": list(self.archive.finished),
+            "same_deal": None if self.same_deal is None else self.same_deal[0],
         }
 
     def snapshot(self, player: Player | None) -> State:
@@ -708,7 +736,10 @@ class Table:
     def _match_seed(self) -> int | str:
         """A fresh match's deal seed: 128 secret random bits (too many to search for the deal
         that fits the cards on show), unless the server was started with a deal seed (tests
-        and demos), when a room's n-th match is always dealt alike."""
+        and demos), when a room's n-th match is always dealt alike. A "same deal" room's first
+        match takes its finished match's seed (public already, in that match's replay)."""
+        if self.same_deal is not None and self.match_number == 0:
+            return self.same_deal[1]
         if self.deal_seed is None:
             return secrets.token_hex(16)
         digest = hashlib.sha256(f"nertz-deal:{self.deal_seed}:{self.match_number}".encode())
@@ -768,6 +799,11 @@ class Table:
             raise CommandError("not_seated", "spectators cannot play")
         if player.bot is None:
             self._throttle(player)
+        if self.round is not None and self.phase in (Phase.ROUND_OVER, Phase.MATCH_OVER):
+            # A move that crossed the round's end (another seat's call, a blocked table): too
+            # late, like a lost race; a refusal, not an error of the client's.
+            self._refuse(player, Rejected(action_id, str(text)[:32], "the round is over"))
+            return
         if self.round is None or self.phase is not Phase.PLAYING:
             raise CommandError("no_round", "no round is being played")
         # The server knows which partner this player is; a client's claim counts for nothing.
@@ -785,20 +821,15 @@ class Table:
         except (IllegalMoveError, NotationError) as exc:
             race = None
             if isinstance(exc, LostRace):
+                card = self._race_card(player.seat, move)
                 race = {"winner": exc.winner, "foundation": exc.foundation,
-                        "margin_ms": exc.margin_ms,
+                        "margin_ms": exc.margin_ms, "card": str(card), "loser": player.seat,
                         "winner_name": self.lobby.seat_name(exc.winner)}
-            answer = Rejected(
+                self._race(Race(t, exc.winner, player.seat, card, exc.foundation,
+                                exc.margin_ms))
+            self._refuse(player, Rejected(
                 action_id, str(text)[:32],
-                exc.reason if isinstance(exc, IllegalMoveError) else str(exc), race)
-            if player.bot is None:
-                # Stored like a move, so that a resent id gets this answer even after a
-                # restart, never a second try that might now be applied.
-                self._log("rejected", {"p": player.id, "id": action_id,
-                                       "a": msgspec.to_builtins(answer)})
-            else:
-                player.remember(action_id, answer)
-            self._send(SENDER, answer)
+                exc.reason if isinstance(exc, IllegalMoveError) else str(exc), race))
             return
         self._broadcast(self._update(player.seat, str(move), t, events))
         ack = Ack(action_id, str(move), t, self.version)
@@ -806,23 +837,59 @@ class Table:
         self._send(SENDER, ack)
         self._after_change()
 
+    def _refuse(self, player: Player, answer: Rejected) -> None:
+        """Answer a move that changes nothing, and remember the answer for its id."""
+        if player.bot is None:
+            # Stored like a move, so that a resent id gets this answer even after a restart,
+            # never a second try that might now be applied.
+            self._log("rejected", {"p": player.id, "id": answer.id,
+                                   "a": msgspec.to_builtins(answer)})
+        else:
+            player.remember(answer.id, answer)
+        self._send(SENDER, answer)
+
+    def _race_card(self, seat: int, move: Move) -> Card:
+        """The card a seat tried to play (its move was refused, so it is still on its pile)."""
+        assert self.round is not None
+        tab = self.round.tableaus[seat]
+        if move.src == "N":
+            return tab.nertz[-1]
+        if move.src == "W":
+            return tab.waste[-1]
+        return tab.work[move.work_src][-1]
+
+    def _race(self, race: Race) -> None:
+        """A contested play: into the race log (a log entry, then the match's replay file), and
+        the winning seat is told (the loser hears it in its ``rejected``)."""
+        self._log("race", race.to_json())
+        told = RaceWon(race.loser, self.lobby.seat_name(race.loser), race.foundation,
+                       str(race.card), race.margin_ms)
+        for p in list(self.players.values()):
+            if p.seat == race.winner and p.bot is None:
+                self._send(p.id, told)
+
     def _after_change(self) -> None:
-        """After a move: end the round if it ended; reset at once if every seat is stuck."""
+        """After a move: what the engine's referee rules (a reset at once if every seat is
+        stuck, the round's end if it is blocked), logged; then end the round if it ended."""
         rnd = self.round
         if rnd is None or self.phase is not Phase.PLAYING:
             return
+        ruling = rnd.ruling()
+        if ruling is not None:
+            t = self.now_t()
+            events = self._log("reset", {"t": t, "piles": list(ruling.piles)})
+            if ruling.piles:
+                # The declarations made for the seats are how the replay file records the
+                # reset; the table tells what happened: the reset (each seat's rotation).
+                told = tuple(e for e in events if not isinstance(e, StuckDeclared))
+                self._broadcast(self._update(-1, "RESET", t, told))
         if rnd.ended is not None:
             self._after_end()
-            return
-        if rnd.all_stuck():
-            t = self.now_t()
-            self._log("reset", {"t": t})
-            self._broadcast(self._update(-1, "RESET", t, (ResetDone(("S",) * rnd.seats),)))
 
     def _after_end(self) -> None:
         rnd = self.round
         assert rnd is not None
-        if rnd.ended == "nertz" and rnd.called_at is not None and self.rules.call_grace_ms:
+        if rnd.ended is Ended.NERTZ and rnd.called_at is not None and self.rules.call_grace_ms:
             wait = (rnd.called_at + self.rules.call_grace_ms - self.now_t()) / 1000
             self._schedule(wait, self._close_round)
         else:

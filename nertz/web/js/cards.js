@@ -24,6 +24,13 @@ export function label(code) {
   return `${RANK_NAMES[code[0]] || code[0]} of ${SUIT_NAMES[c.suit]}`;
 }
 
+/** A server's message in a player's words: every card code in it named ("2S does not go on
+ *  AD" -> "the 2 of spades does not go on the ace of diamonds"). */
+export function friendly(text) {
+  const out = String(text).replace(/\b([A2-9TJQK][SHDC]|X[12])\b/g, (code) => `the ${label(code)}`);
+  return out.charAt(0).toUpperCase() + out.slice(1);
+}
+
 /** The rank as printed on the card. */
 function shown(code) { return code[0] === 'T' ? '10' : code[0]; }
 

@@ -34,6 +34,20 @@ export function fill(el, ...children) {
   return el;
 }
 
+/** Replace every child of `el`, keeping the keyboard focus: the element that had it is
+ *  found again in the new content by its id (a redraw must not throw a player's focus to the
+ *  page, nor lose a key press on the button under it). */
+export function refill(el, ...children) {
+  const active = document.activeElement;
+  const id = active && active !== document.body && el.contains(active) ? active.id : '';
+  fill(el, ...children);
+  if (id) {
+    const again = document.getElementById(id);
+    if (again && el.contains(again)) again.focus({preventScroll: true});
+  }
+  return el;
+}
+
 /** A passing message at the bottom of the screen (also read out by screen readers). */
 export function toast(text, kind = '', ms = 2600) {
   const box = document.getElementById('toasts');

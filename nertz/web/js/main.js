@@ -6,10 +6,11 @@ import {api, Connection} from './net.js';
 import {applyUpdate} from './merge.js';
 import {applyLocal, clone, lift, parseMove} from './rules.js';
 import {TableView} from './table.js';
-import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet} from './screens.js';
+import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet, countUp} from './screens.js';
 import {ReplayViewer} from './replay.js';
+import {fetchAnalysis} from './analysis.js';
 import {beep, soundOn, setSound} from './sound.js';
-import {label} from './cards.js';
+import {label, friendly} from './cards.js';
 
 const root = document.getElementById('app');
 
@@ -37,7 +38,11 @@ const app = {
   S,
   countdownMs: 3000,
   botLevel: 'casual',
+  botLevels: {},     // seat -> the level picked in the lobby for a bot not yet added
   go, saveSeat, enterRoom, send, openReplay,
+  render: () => render(),
+  /** After "Play now": fill the room's empty seats with bots at `level` and start. */
+  autoStart(roomId, level) { store.set('nertz:autostart', {room: roomId, level, asked: []}); },
   initial: (s) => seatInitial(s),
   hideResults() { S.resultsHidden = true; render(); },
 };
@@ -59,6 +64,11 @@ function toggleFourColour() {
 function go(path) {
   history.pushState({}, '', path);
   route();
+
+// Keep the page's files for an instant (and offline) start; see sw.js.
+if ('serviceWorker' in navigator) {
+  navigator.serviceWorker.register('/sw.js').catch(() => { /* not over plain http elsewhere */ });
+}
 }
 
 function teardown() {
@@ -68,7 +78,9 @@ function teardown() {
   clearInterval(countdownTimer);
   if (overlayEl) { overlayEl.remove(); overlayEl = null; }
   overlayKey = '';
-  Object.assign(S, {room: null, you: null, table: null, result: null, pending: [], latency: {}, resultsHidden: false, help: false});
+  Object.assign(S, {room: null, you: null, table: null, result: null, pending: [], latency: {}, resultsHidden: false, help: false, seenHere: null});
+  clearInterval(awayTimer);
+  for (const id of Object.keys(awaySince)) delete awaySince[id];
 }
 
 async function route() {
@@ -79,7 +91,10 @@ async function route() {
   if (params.get('replay')) {
     const id = params.get('replay');
     fill(root, h('p', {class: 'loading', text: 'Loading the replay…'}));
-    try { openReplay(await api(`/api/matches/${encodeURIComponent(id)}/frames`), `match ${id}`); }
+    try {
+      openReplay(await api(`/api/matches/${encodeURIComponent(id)}/frames`), `match ${id}`,
+        () => fetchAnalysis(id), {match: id, round: params.get('round'), step: params.get('step')});
+    }
     catch (e) { fill(root, h('div', {class: 'screen'}, h('p', {class: 'error-text', text: e.message}), h('a', {href: '/'}, 'Home'))); }
     return;
   }
@@ -89,10 +104,11 @@ async function route() {
 
 window.addEventListener('popstate', route);
 
-function openReplay(frames, title) {
+function openReplay(frames, title, loadAnalysis = null, start = {}) {
   teardown();
-  document.title = 'Nertz replay';
-  replayView = new ReplayViewer(root, frames, title, app);
+  document.title = `Nertz replay: ${frames.players.join(', ')}`;
+  replayView = new ReplayViewer(root, frames, title, app, start);
+  if (loadAnalysis) replayView.showAnalysis(loadAnalysis);
 }
 
 function seatKey(roomId) { return `nertz:room:${roomId}`; }
@@ -171,6 +187,7 @@ function onMessage(m) {
   switch (m.type) {
     case 'state':
       S.room = m.room; S.you = m.you; S.table = m.table; S.result = m.result;
+      noteAway(m.room);
       setCountdown(m.countdown_ms);
       break;
     case 'caught_up':
@@ -178,6 +195,7 @@ function onMessage(m) {
       break;
     case 'room':
       S.room = m.room;
+      noteAway(m.room);
       if (S.you) {
         const me = m.room.players.find((p) => p.id === S.you.player);
         if (me) S.you = {...S.you, seat: me.seat, hand: me.hand, host: m.room.host === me.id};
@@ -189,24 +207,28 @@ function onMessage(m) {
         if (tableView) tableView.selection = null;
       }
       S.room = m.room; S.table = m.table; S.result = m.result;
+      noteAway(m.room);
       if (S.you) {
         const me = m.room.players.find((p) => p.id === S.you.player);
         if (me) S.you = {...S.you, seat: me.seat, hand: me.hand, host: m.room.host === me.id};
       }
       setCountdown(m.countdown_ms);
-      if (m.room.phase === 'playing') beep('ok');
+      if (m.room.phase === 'playing') beep('go');
       break;
     case 'update': onUpdate(m); break;
     case 'round_over':
       S.result = m.result; S.room = m.room; S.resultsHidden = false; S.pending = [];
-      beep('call');
       break;
     case 'ack':
       dropPending(m.id);
       break;
     case 'rejected': onRejected(m); break;
+    case 'race_won':
+      toast(m.margin_ms == null ? `You beat ${m.loser_name} to it` : `You beat ${m.loser_name} by ${m.margin_ms} ms`, 'good', 3000);
+      return;
     case 'error':
-      if (m.id && dropPending(m.id)) toast(m.message, 'bad');
+      store.remove('nertz:autostart');  // "Play now" stops at the first refusal, and says why
+      if (m.id && dropPending(m.id)) toast(friendly(m.message), 'bad');
       else if (m.code === 'bad_token') {
         store.remove(seatKey(S.room.id));
         toast('This browser no longer holds a seat here: join again.', 'bad');
@@ -214,7 +236,7 @@ function onMessage(m) {
         teardown();
         joinScreen(root, app, room);
         return;
-      } else toast(m.message, 'bad');
+      } else toast(friendly(m.message), 'bad');
       beep('bad');
       break;
     case 'latency':
@@ -250,16 +272,37 @@ function onUpdate(m) {
     // The update carrying our own move comes just before its ack: stop showing it twice.
     const i = S.pending.findIndex((p) => p.move === m.move);
     if (i >= 0) S.pending.splice(i, 1);
-    if (m.move.endsWith('-F') || /-F\d/.test(m.move)) beep('foundation'); else beep('ok');
+    // The turn sounded at the key press; a play sounds when the server has it.
+    if (/-F\d*$/.test(m.move)) beep('foundation'); else if (m.move.includes('-')) beep('place');
   } else if (m.events.some((e) => e.kind === 'moved' && e.dst === 'F')) {
     beep('other');
   }
   for (const e of m.events) {
     if (e.kind === 'reset') toast('Everyone was stuck: the stocks were turned and rotated.', '', 3500);
-    if (e.kind === 'called') toast(`${seatName(e.seat)}: ${e.word}!`, 'good', 3500);
+    if (e.kind === 'called') {
+      toast(`${seatName(e.seat)}: ${e.word}!`, 'good', 3500);
+      beep('call');
+      celebrate(e.seat === mySeat);
+    }
     if (e.kind === 'false_call') toast(`${seatName(e.seat)} called too soon: ${e.count} cards back on the Nertz pile`, 'bad', 3500);
     if (e.kind === 'ended' && e.reason === 'blocked') toast('Nobody can play on: the round is blocked.', '', 3500);
   }
+}
+
+/** A burst of suits across the screen when someone calls (bigger when it is you). */
+function celebrate(mine) {
+  if (matchMedia('(prefers-reduced-motion: reduce)').matches) return;
+  const suits = ['\u2660', '\u2665', '\u2666', '\u2663'];
+  const burst = h('div', {class: 'celebrate' + (mine ? ' mine' : ''), 'aria-hidden': 'true'});
+  for (let i = 0; i < (mine ? 36 : 18); i++) {
+    const s = h('span', {class: i % 4 === 1 || i % 4 === 2 ? 'red' : '', text: suits[i % 4]});
+    s.style.left = `${Math.round(Math.random() * 100)}%`;
+    s.style.animationDelay = `${Math.round(Math.random() * 400)}ms`;
+    s.style.setProperty('--drift', `${Math.round(Math.random() * 160 - 80)}px`);
+    burst.append(s);
+  }
+  document.body.append(burst);
+  setTimeout(() => burst.remove(), 2200);
 }
 
 function onRejected(m) {
@@ -275,7 +318,7 @@ function onRejected(m) {
     toast(`Beaten by ${m.race.winner_name} by ${m.race.margin_ms} ms`, 'bad', 3000);
     beep('race');
   } else {
-    toast(m.error ? `Not allowed: ${m.error}` : 'Not allowed', 'bad');
+    toast(m.error ? friendly(m.error) : 'Not allowed', 'bad');
     beep('bad');
   }
   if (rect && tableView && p) tableView.queueFlight(`#me .card[data-card="${p.cards[0]}"]`, rect);
@@ -293,9 +336,10 @@ function seatPlayers(seat) {
   return S.room ? S.room.players.filter((p) => p.seat === seat) : [];
 }
 
+/** A seat's name as the server gives it (its people's names, `Ann & Bob`). */
 function seatName(seat) {
-  const ps = seatPlayers(seat);
-  return ps.length ? ps.map((p) => p.name).join(' & ') : `Seat ${seat + 1}`;
+  const names = S.room && S.room.seat_names;
+  return (names && names[seat]) || `seat ${seat + 1}`;
 }
 
 /** The letter on a seat's owner mark: the name's initial, or the seat number when two seats
@@ -306,6 +350,40 @@ function seatInitial(seat) {
   const seats = S.room ? S.room.seats : 0;
   for (let s = 0; s < seats; s++) if (s !== seat && first(s) === mine) return String(seat + 1);
   return mine || String(seat + 1);
+}
+
+/** How long the server keeps an away player's seat before the host may hand it to a bot
+ *  (the server's RECONNECT_SECONDS). */
+const RECONNECT_MS = 300_000;
+const awaySince = {};  // player id -> when this page saw them go (performance.now())
+let awayTimer = null;
+
+/** Note who went away or came back, from a room description. */
+function noteAway(room) {
+  let anyone = false;
+  for (const p of room.players) {
+    if (p.bot || p.seat == null) continue;
+    if (p.connected) { delete awaySince[p.id]; continue; }
+    anyone = true;
+    // Seen connected before, so the page knows when they went; else the time is unknown.
+    if (!(p.id in awaySince)) awaySince[p.id] = S.seenHere && S.seenHere[p.id] ? performance.now() : null;
+  }
+  S.seenHere = Object.fromEntries(room.players.map((p) => [p.id, p.connected]));
+  clearInterval(awayTimer);
+  if (anyone) awayTimer = setInterval(() => { if (tableView) render(); }, 1000);
+}
+
+/** The away mark of a seat: '' when its people are here. */
+function seatAway(seat) {
+  const gone = seatPlayers(seat).filter((p) => !p.bot && !p.connected);
+  if (!gone.length) return '';
+  const p = gone[0];
+  if (p.vacant) return 'left: the host may seat a bot';
+  const since = awaySince[p.id];
+  if (since == null) return 'away';
+  const left = Math.max(0, RECONNECT_MS - (performance.now() - since));
+  const m = Math.floor(left / 60000), sec = Math.floor(left / 1000) % 60;
+  return `away: seat free in ${m}:${String(sec).padStart(2, '0')}`;
 }
 
 function seatLatency(seat) {
@@ -322,7 +400,7 @@ function topbar() {
   const word = room.options.call_word || 'Nertz';
   const totals = match ? match.totals.map((v, s) => `${seatName(s)} ${v}`).join(' · ') : '';
   return [
-    h('span', {class: 'title', text: 'Nertz'}),
+    h('h1', {class: 'title', text: 'Nertz'}),
     h('span', {class: 'pill', title: 'Room code'}, 'Room ', h('strong', {text: room.code})),
     match ? h('span', {class: 'pill', id: 'round-no', text: `Round ${match.round}`}) : null,
     totals ? h('span', {class: 'pill', id: 'totals', text: totals}) : null,
@@ -330,14 +408,37 @@ function topbar() {
     S.you && S.you.seat == null ? h('span', {class: 'pill', text: 'Watching'}) : null,
     h('span', {class: 'spacer'}),
     S.result && S.resultsHidden && (room.phase === 'round_over' || room.phase === 'match_over')
-      ? h('button', {onclick: () => { S.resultsHidden = false; render(); }}, 'Results') : null,
-    h('button', {id: 'sound', 'aria-pressed': String(soundOn()), onclick: () => { setSound(!soundOn()); render(); }},
-      soundOn() ? 'Sound on' : 'Sound off'),
+      ? h('button', {id: 'show-results', onclick: () => { S.resultsHidden = false; render(); }}, 'Results') : null,
+    h('button', {id: 'sound', 'aria-pressed': String(!soundOn()), title: 'Sounds on or off (remembered)',
+      onclick: () => { setSound(!soundOn()); render(); }}, 'Mute'),
     h('button', {id: 'four-colour', 'aria-pressed': String(document.body.classList.contains('four-colour')), onclick: toggleFourColour,
       title: 'Four-colour deck: spades black, hearts red, diamonds blue, clubs green'}, 'Four colours'),
     h('button', {id: 'help-btn', onclick: toggleHelp, 'aria-keyshortcuts': '?'}, 'Keys (?)'),
-    h('a', {href: '/', onclick: (e) => { e.preventDefault(); go('/'); }, title: `Leave (your seat waits for you) · call word: ${word}`}, 'Leave'),
+    h('a', {href: '/', id: 'leave', onclick: (e) => { e.preventDefault(); go('/'); }, title: `Leave (your seat waits for you) · call word: ${word}`}, 'Leave'),
   ];
+}
+
+/** "Play now": the host's page seats the bots and starts once the room is full; true while it
+ *  does (the lobby is not drawn meanwhile). */
+function autoStart() {
+  const auto = store.get('nertz:autostart');
+  if (!auto || !S.room || auto.room !== S.room.id) return false;
+  if (!S.you || !S.you.host || S.status !== 'open' || S.room.phase !== 'lobby') return false;
+  const empty = [];
+  for (let s = 0; s < S.room.seats; s++) if (!S.room.players.some((p) => p.seat === s)) empty.push(s);
+  if (!empty.length) {
+    store.remove('nertz:autostart');
+    send({type: 'start', countdown_ms: app.countdownMs});
+    return true;
+  }
+  for (const seat of empty) {
+    if (auto.asked.includes(seat)) continue;
+    auto.asked.push(seat);
+    send({type: 'add_bot', seat, level: auto.level, bot: 'greedy'});
+  }
+  store.set('nertz:autostart', auto);
+  if (!root.querySelector('.loading')) fill(root, h('p', {class: 'loading', text: 'Dealing…'}));
+  return true;
 }
 
 function toggleHelp() { S.help = !S.help; render(); }
@@ -347,24 +448,33 @@ function render() {
   const room = S.room;
   if (room.phase === 'lobby' || (!S.table && room.phase !== 'countdown')) {
     if (tableView) { tableView.destroy(); tableView = null; }
-    lobbyScreen(root, app);
+    // Drawn again only when what it shows changed: a passing message (the latency report
+    // every few seconds) must not redraw what the player is touching.
+    if (autoStart()) return;
+    const key = JSON.stringify([room, S.you, S.status]);
+    if (key !== lobbyKey || !root.querySelector('#lobby')) {
+      lobbyKey = key;
+      lobbyScreen(root, app);
+    }
     overlays();
     return;
   }
+  lobbyKey = '';
   if (!tableView) {
     tableView = new TableView(root, {
       get seat() { return S.you ? S.you.seat : null; },
-      // Under split teams a partner alone at a seat plays the whole tableau (as the server).
+      // Which half of the seat's tableau this player plays, as the server says (`plays`).
       get hand() {
         const you = S.you;
-        if (!you || you.seat == null) return null;
-        const partner = S.room.players.some((p) => p.seat === you.seat && (p.hand || 0) === 1 - (you.hand || 0));
-        return partner ? (you.hand || 0) : null;
+        if (!you || you.seat == null || !S.room) return null;
+        const me = S.room.players.find((p) => p.id === you.player);
+        return me && me.plays != null ? me.plays : null;
       },
       get options() { return S.room.options; },
       names: seatName,
       initial: seatInitial,
       latency: seatLatency,
+      away: seatAway,
       play,
       onHelp: toggleHelp,
       topbar,
@@ -392,6 +502,7 @@ function render() {
 
 let overlayEl = null;
 let overlayKey = '';
+let lobbyKey = '';
 
 function overlays() {
   const room = S.room;
@@ -415,6 +526,8 @@ function overlays() {
   // Focus the dialog's title, not a button: a key still held from play must not press one.
   const title = overlayEl.querySelector('h2');
   if (title) { title.tabIndex = -1; title.focus(); }
+  const results = overlayEl.querySelector('#results');
+  if (results) countUp(results);
 }
 
 function closeOverlay() {
@@ -431,3 +544,8 @@ document.addEventListener('keydown', (e) => {
 export function describeCard(code) { return label(code); }
 
 route();
+
+// Keep the page's files for an instant (and offline) start; see sw.js.
+if ('serviceWorker' in navigator) {
+  navigator.serviceWorker.register('/sw.js').catch(() => { /* not over plain http elsewhere */ });
+}

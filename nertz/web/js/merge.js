@@ -1,5 +1,5 @@
 // How a table view takes in an `update` message: the one merge, the same as the Python
-// client's `apply_update` (nertz/client.py); tests/data/update_merge.json holds the cases
+// client's `apply_update` (nertz/net/client.py); tests/data/update_merge.json holds the cases
 // both are tested against.
 
 /**

@@ -3,11 +3,12 @@
 // /api/replays/frames): per round the deal as a spectator sees it and, per move, the tableau
 // and foundations it changed. The viewer applies them in order; the board is the table view.
 
-import {h, fill} from './dom.js';
-import {ownerMark} from './cards.js';
+import {h, fill, toast} from './dom.js';
+import {ownerMark, label, friendly} from './cards.js';
 import {clone} from './rules.js';
 import {TableView} from './table.js';
 import {rulesText} from './screens.js';
+import {analysisSlot} from './analysis.js';
 
 /** Apply one frame step to a table view (a copy). */
 function applyStep(table, step) {
@@ -22,6 +23,44 @@ function applyStep(table, step) {
   return t;
 }
 
+const PLACES = {N: 'the Nertz pile', W: 'the waste', F: 'a foundation'};
+
+/** Where a pile is, in words: "the Nertz pile", "work pile 2", "foundation 3". */
+function place(p) { return PLACES[p] || `work pile ${p}`; }
+
+/**
+ * What a step did, in words, and which card it moved: {text, card, dst} (card and dst null
+ * when no card moved). `before` is the table before the step; `step` the frame step.
+ */
+export function describeStep(before, step, names) {
+  const who = names[step.seat] ?? `Seat ${step.seat + 1}`;
+  const mv = step.move;
+  if (mv === 'T') {
+    const tab = before.tableaus[step.seat];
+    return {text: `${who} ${tab && !tab.stock_count ? 'turns the waste over' : 'turns the stock'}`, card: null};
+  }
+  if (/^STUCK/.test(mv)) return {text: `${who} is stuck`, card: null};
+  if (!/^(N|W|[1-5])/.test(mv)) return {text: `${who} calls ${mv.charAt(0) + mv.slice(1).toLowerCase()}!`, card: null};
+  const m = /^(N|W|[1-5])(?::([A2-9TJQKX][SHDC12]))?-(F\d*|[1-5])$/.exec(mv);
+  if (!m) return {text: `${who}: ${mv}`, card: null};
+  const [, src, named, dst] = m;
+  const tab = before.tableaus[step.seat];
+  let card = named || null;
+  let more = false;  // cards lying on the moved one go with it
+  if (tab && src !== 'N' && src !== 'W') {
+    // A work pile's move without a card named takes its whole run (one card to a foundation).
+    const up = (tab.work[Number(src) - 1] || {up: []}).up;
+    if (!card) card = (dst[0] === 'F' ? up[up.length - 1] : up[0]) || null;
+    more = card != null && up.indexOf(card) >= 0 && up.indexOf(card) < up.length - 1;
+  } else if (tab && !card) {
+    card = src === 'N' ? tab.nertz_top : tab.waste_top;
+  }
+  let to = place(dst[0] === 'F' ? 'F' : dst);
+  if (dst[0] === 'F' && step.ok && step.foundations && step.foundations.length) to = `foundation ${step.foundations[0].number}`;
+  const what = card ? label(card) + (more ? ' and the cards on it' : '') : 'a card';
+  return {text: `${who}: ${what} from ${place(src)} to ${to}`, card, dst: dst[0] === 'F' ? `F${step.ok && step.foundations && step.foundations.length ? step.foundations[0].number : ''}` : dst};
+}
+
 function rulesOptions(rules) {
   // The board needs only the few options it draws by; the viewer never plays.
   const spec = typeof rules === 'string' ? {preset: rules} : rules;
@@ -29,8 +68,9 @@ function rulesOptions(rules) {
 }
 
 export class ReplayViewer {
-  constructor(root, frames, title, app) {
+  constructor(root, frames, title, app, start = {}) {
     this.root = root;
+    this.matchId = start.match || null;
     this.frames = frames;
     this.app = app;
     this.round = 0;
@@ -51,11 +91,12 @@ export class ReplayViewer {
     this.roundSel.addEventListener('change', () => this.loadRound(Number(this.roundSel.value)));
     this.result = h('div', {id: 'replay-result'});
     const totals = frames.totals.map((v, s) => `${this.names[s]} ${v}`).join(' · ');
+    this.link = this.matchId ? h('button', {id: 'replay-link', onclick: () => this.copyLink()}, 'Copy a link to this move') : null;
     fill(root, h('div', {class: 'screen', id: 'replay', style: {maxWidth: '1200px'}},
       h('div', {class: 'row'},
-        h('h1', {class: 'grow', text: `Replay: ${title}`}),
+        h('h1', {class: 'grow', text: `Replay: ${this.names.join(', ')}`}),
         h('a', {href: '/', onclick: (e) => { e.preventDefault(); app.go('/'); }}, 'Home')),
-      h('p', {class: 'muted'}, h('span', {text: `${this.names.join(', ')} · ${rulesText({rules: frames.rules})}`}), h('br'),
+      h('p', {class: 'muted'}, h('span', {text: `${title} · ${rulesText({rules: frames.rules})}`}), h('br'),
         h('span', {text: `Totals: ${totals}${frames.winner != null ? ` · winner ${this.names[frames.winner]}` : ''}`})),
       h('div', {class: 'panel timeline'},
         this.roundSel,
@@ -64,7 +105,7 @@ export class ReplayViewer {
         this.playBtn,
         h('button', {id: 'replay-next', onclick: () => this.go(this.step + 1), 'aria-label': 'Next move'}, '▶'),
         h('button', {onclick: () => this.go(this.snaps.length - 1), 'aria-label': 'Last move'}, '▶|'),
-        speed, this.slider),
+        speed, this.slider, this.link),
       this.status, board, this.result));
     this.view = new TableView(board, {
       seat: null,
@@ -89,7 +130,30 @@ export class ReplayViewer {
       else if (e.key === ' ' && tag !== 'BUTTON') { e.preventDefault(); this.toggle(); }
     };
     document.addEventListener('keydown', this.onKey);
-    this.loadRound(0);
+    const r0 = Math.max(0, Math.min(frames.rounds.length - 1, Number(start.round || 1) - 1));
+    this.roundSel.value = String(r0);
+    this.loadRound(r0, Number(start.step || 0));
+  }
+
+  /** The address of this match at this round and step (opens the viewer there). */
+  address() {
+    return `${location.origin}/?replay=${encodeURIComponent(this.matchId)}&round=${this.round + 1}&step=${this.step}`;
+  }
+
+  async copyLink() {
+    const url = this.address();
+    try { await navigator.clipboard.writeText(url); toast('Link copied', 'good'); }
+    catch { toast(url); }
+  }
+
+  /** Show the match's analysis under the board; each missed play jumps to its moment. */
+  showAnalysis(load) {
+    this.result.after(analysisSlot(load, {onJump: (r, k) => {
+      this.roundSel.value = String(r);
+      this.loadRound(r);
+      this.go(k);
+      this.root.querySelector('.replay-board').scrollIntoView({block: 'nearest'});
+    }}));
   }
 
   destroy() {
@@ -98,7 +162,7 @@ export class ReplayViewer {
     this.view.destroy();
   }
 
-  loadRound(r) {
+  loadRound(r, at = 0) {
     this.stop();
     this.round = r;
     const rd = this.frames.rounds[r];
@@ -107,7 +171,7 @@ export class ReplayViewer {
     this.snaps = snaps;
     this.slider.max = String(snaps.length - 1);
     this.step = -1;
-    this.go(0);
+    this.go(at);
   }
 
   go(k) {
@@ -122,11 +186,23 @@ export class ReplayViewer {
     if (k === 0) this.status.textContent = `Round ${this.round + 1}: the deal (${n} moves follow)`;
     else {
       const st = steps[k - 1];
+      const said = describeStep(this.snaps[k - 1], st, this.names);
       fill(this.status,
-        h('span', {text: `${k}/${n} · ${(st.t / 1000).toFixed(1)} s · ${this.names[st.seat]}: ${st.move}`}),
-        st.ok ? null : h('span', {class: 'bad', text: ` (refused: ${st.error})`}));
+        h('span', {text: `${k}/${n} · ${(st.t / 1000).toFixed(1)} s · ${said.text}`}),
+        st.ok ? null : h('span', {class: 'bad', text: ` (refused: ${friendly(st.error)})`}));
+      if (st.ok && said.card) this.highlight(st.seat, said);
     }
     this.showResult(k === this.snaps.length - 1);
+    if (this.matchId) history.replaceState(history.state, '', this.address().slice(location.origin.length));
+  }
+
+  /** Mark the card the step moved where it landed. */
+  highlight(seat, said) {
+    const sel = said.dst[0] === 'F' ? `#foundations [data-pile="${said.dst}"] .card[data-card="${said.card}"]`
+      : `.opp[data-seat="${seat}"] [data-pile="${said.dst}"] .card[data-card="${said.card}"]`;
+    for (const el of this.root.querySelectorAll('.card.moved')) el.classList.remove('moved');
+    const el = this.root.querySelector(sel);
+    if (el) el.classList.add('moved');
   }
 
   animate(step) {
@@ -148,7 +224,7 @@ export class ReplayViewer {
       h('table', {class: 'data'},
         h('thead', {}, h('tr', {}, ['Seat', 'Foundation cards', 'Nertz left', 'Score'].map((t) => h('th', {text: t})))),
         h('tbody', {}, res.scores.map((sc, s) => h('tr', {dataset: {seat: String(s)}},
-          h('td', {}, h('span', {class: 'row'}, ownerMark(s, this.names[s]), h('span', {text: this.names[s]}))),
+          h('td', {}, h('span', {class: 'seatname'}, ownerMark(s, this.names[s]), h('span', {text: this.names[s]}))),
           h('td', {text: String(res.breakdown[s].foundation_cards)}),
           h('td', {text: String(res.breakdown[s].nertz_left)}),
           h('td', {dataset: {field: 'total'}, text: String(sc)})))))));

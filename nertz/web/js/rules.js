@@ -1,84 +1,29 @@
-// What the page can work out from the visible table, the same way the engine does: which
-// foundation a card fits, which work pile takes it, where a card is best sent, and how a
+// What the page can work out from the visible table: which foundation a card fits (from each
+// foundation's suit and next ranks, as the server sends them), which work pile takes it, where a card is best sent, and how a
 // move changes the view (for showing one's own move at once, before the server confirms).
 // The server remains the judge: anything unsure is simply sent and decided there.
 
 import {parse} from './cards.js';
 
-const UP = 1, DOWN = -1;
-
-/** The growth family and starter rank of a `foundation` option value. */
-export function policy(options) {
+/** The rank that starts a foundation under the room's `foundation` option (Aces, or the
+ *  starter-nine variants' nines). */
+function starterRank(options) {
   const name = (options && options.foundation) || 'up';
-  if (name === 'up') return {family: 'up', starter: 1};
-  if (name === 'swinging_door' || name === 'double_swinging_door') return {family: name, starter: 1};
-  return {family: 'starter9', starter: 9};
-}
-
-/** Ranks that fit on a pile holding `ranks` (bottom first): nertz.foundations.next_ranks. */
-export function nextRanks(pol, ranks, direction) {
-  const last = ranks[ranks.length - 1];
-  switch (pol.family) {
-    case 'up': return last < 13 ? [last + 1] : [];
-    case 'swinging_door':
-      if (ranks.length === 1) return [2, 13];
-      if (direction === UP) return last < 13 ? [last + 1] : [];
-      return last > 2 ? [last - 1] : [];
-    case 'double_swinging_door': {
-      if (last === 1) return direction === DOWN ? [13, 2] : [2, 13];
-      const up = last < 13 ? last + 1 : 2, down = last > 2 ? last - 1 : 13;
-      return direction === DOWN ? [down, up] : [up, down];
-    }
-    default:
-      if (ranks.length === 1) return [10, 8];
-      if (last === 3) return [];
-      if (direction === UP) return [({13: 1, 1: 2, 2: 3})[last] || last + 1];
-      return [last - 1];
-  }
-}
-
-function directionAfter(pol, ranks, direction, rank) {
-  if (pol.family === 'up') return UP;
-  if (pol.family === 'double_swinging_door') {
-    const last = ranks[ranks.length - 1];
-    if (last === 1) return rank === 2 ? UP : DOWN;
-    return rank === (last < 13 ? last + 1 : 2) ? UP : DOWN;
-  }
-  if (ranks.length === 1) return rank === (pol.family === 'swinging_door' ? 2 : 10) ? UP : DOWN;
-  return direction;
-}
-
-/** What a foundation (view JSON) needs next: {suit, needs: [ranks]}. Jokers stand for the
- *  first rank that fitted, as in the engine. */
-export function foundationNeeds(f, pol) {
-  const ranks = [];
-  let direction = 0, suit = '';
-  for (const code of f.cards) {
-    const c = parse(code);
-    if (!c) continue;
-    let rank = c.rank;
-    if (!suit && !c.joker) suit = c.suit;
-    if (c.joker) rank = ranks.length ? nextRanks(pol, ranks, direction)[0] : pol.starter;
-    if (ranks.length) direction = directionAfter(pol, ranks, direction, rank);
-    ranks.push(rank);
-  }
-  if (!ranks.length || f.finished) return {suit, needs: []};
-  return {suit, needs: nextRanks(pol, ranks, direction)};
+  return name === 'up' || name === 'swinging_door' || name === 'double_swinging_door' ? 1 : 9;
 }
 
 /** The foundation number a card fits (the lowest), 'new' for a starter, or null. */
 export function fitFoundation(code, foundations, options) {
   const c = parse(code);
   if (!c) return null;
-  const pol = policy(options);
   if (c.joker) {
     const open = foundations.find((f) => !f.finished && f.cards.length);
     return open ? open.number : null;
   }
-  if (c.rank === pol.starter) return 'new';
+  if (c.rank === starterRank(options)) return 'new';
+  // Each foundation comes with its suit and the ranks that fit next (the server's policy).
   for (const f of [...foundations].sort((a, b) => a.number - b.number)) {
-    const {suit, needs} = foundationNeeds(f, pol);
-    if (suit === c.suit && needs.includes(c.rank)) return f.number;
+    if (!f.finished && f.suit === c.suit && (f.needs || []).includes(c.rank)) return f.number;
   }
   return null;
 }
@@ -194,8 +139,10 @@ export function applyLocal(table, seat, text, options) {
   return true;
 }
 
-/** Whether this seat may call now (manual call, own Nertz pile empty, round not over). */
+/** Whether this seat may call now, as the engine allows: with its Nertz pile empty under a
+ *  manual call, or with cards left where false calls are penalised; never after the end. */
 export function canCall(table, seat, options) {
   const tab = table && table.tableaus[seat];
-  return !!tab && !table.ended && options && options.call === 'manual' && tab.nertz_count === 0;
+  if (!tab || table.ended || !options) return false;
+  return tab.nertz_count === 0 ? options.call === 'manual' : options.false_call === 'penalised';
 }

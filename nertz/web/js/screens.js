@@ -1,9 +1,11 @@
 // The screens around the table: home (create or join a room), joining, the lobby, round results
 // with match standings, and the keyboard help. Names are always inserted as text.
 
-import {h, fill, toast, store} from './dom.js';
+import {h, fill, refill, toast, store} from './dom.js';
 import {ownerMark} from './cards.js';
 import {api} from './net.js';
+import {analysisSlot, fetchAnalysis, sameDealButton, uploadAnalysis} from './analysis.js';
+import {presetName, optionName, valueName} from './names.js';
 
 // ------------------------------------------------------------------ home
 
@@ -45,7 +47,7 @@ export async function homeScreen(root, app) {
   try { presets = await api('/api/presets'); }
   catch (e) { err.textContent = e.message; root.append(err); return; }
   const preset = h('select', {id: 'preset', 'aria-describedby': 'preset-summary'},
-    presets.presets.map((p) => h('option', {value: p.name, text: `${p.name} (${p.source})`})));
+    presets.presets.map((p) => h('option', {value: p.name, text: presetName(p.name)})));
   const summary = h('p', {class: 'summary', id: 'preset-summary'});
   const seats = h('input', {id: 'seats', type: 'number', min: '2', max: '8', value: '4'});
   const grid = h('div', {class: 'options-grid'});
@@ -53,16 +55,23 @@ export async function homeScreen(root, app) {
   for (const o of presets.options) {
     const c = choices(o.describe);
     let input;
-    if (c.kind === 'select') input = h('select', {name: o.name}, c.values.map((v) => h('option', {value: v, text: v})));
+    if (c.kind === 'select') input = h('select', {name: o.name}, c.values.map((v) => h('option', {value: v, text: valueName(v)})));
     else if (c.kind === 'number') input = h('input', {name: o.name, type: 'number', min: String(c.min), max: String(c.max)});
     else input = h('input', {name: o.name, type: 'text', placeholder: c.hint});
     inputs[o.name] = {input, opt: o};
-    const wrap = h('label', {class: 'field', title: `${o.doc} (source ${o.source})`},
-      h('span', {}, h('code', {text: o.name}), ' ', h('span', {class: 'muted small', text: o.doc})), input);
+    const wrap = h('label', {class: 'field'},
+      h('span', {}, h('strong', {text: optionName(o.name)}), h('br'), h('span', {class: 'small', text: o.doc})), input);
     input.addEventListener('input', () => mark());
     grid.append(wrap);
   }
   const current = () => presets.presets.find((p) => p.name === preset.value);
+  const codes = h('pre', {class: 'codes', id: 'rules-codes'});
+  const showCodes = () => {
+    const diff = changed();
+    const p = current();
+    codes.textContent = [`preset: ${p.name} (rulebook ${p.source})`,
+      ...Object.entries(diff).map(([k, v]) => `${k}: ${shownValue(v)}`)].join('\n');
+  };
   const load = () => {
     const p = current();
     summary.textContent = p.summary;
@@ -82,6 +91,7 @@ export async function homeScreen(root, app) {
     for (const [k, {input}] of Object.entries(inputs)) input.closest('label').classList.toggle('changed', k in diff);
     const n = Object.keys(diff).length;
     count.textContent = n ? `${n} changed from the preset` : 'as the preset';
+    showCodes();
   };
   const count = h('span', {class: 'muted small'});
   preset.addEventListener('change', load);
@@ -102,7 +112,23 @@ export async function homeScreen(root, app) {
       err.textContent = e.message;
     } finally { create.disabled = false; }
   });
-  const code = h('input', {id: 'join-code', placeholder: 'Room code', autocapitalize: 'characters', maxlength: '32'});
+  const playNow = h('button', {class: 'primary big', id: 'play-now'}, 'Play now');
+  playNow.addEventListener('click', async () => {
+    err.textContent = '';
+    const nm = name.value.trim() || 'Player';
+    store.set('nertz:name', nm);
+    playNow.disabled = true;
+    try {
+      // Pounce against two casual bots, dealt as soon as the room opens.
+      const r = await api('/api/rooms', {rules: 'pagat', seats: 3, name: nm});
+      app.saveSeat(r.room, r.token, r.player);
+      app.autoStart(r.room, 'casual');
+      app.go(`/r/${r.code}`);
+    } catch (e) {
+      err.textContent = e.message;
+    } finally { playNow.disabled = false; }
+  });
+  const code = h('input', {id: 'join-code', placeholder: 'Room code', 'aria-label': 'Room code', autocapitalize: 'characters', maxlength: '32'});
   const join = h('button', {id: 'join', class: 'primary'}, 'Join');
   const doJoin = () => {
     const c = code.value.trim().replace(/^.*\/r\//, '');
@@ -117,30 +143,33 @@ export async function homeScreen(root, app) {
     const f = file.files[0];
     if (!f) return;
     try {
-      const frames = await api('/api/replays/frames', await f.text());
-      app.openReplay(frames, f.name);
+      const text = await f.text();
+      const frames = await api('/api/replays/frames', text);
+      app.openReplay(frames, f.name, () => uploadAnalysis(text));
     } catch (e) { err.textContent = `That replay could not be read: ${e.message}`; }
   });
   fill(root, h('div', {class: 'screen', id: 'home'},
     h('h1', {class: 'brand'}, 'Nertz ', h('small', {text: 'Nerts, Pounce: everyone plays at once'})),
     err,
     h('div', {class: 'panel'},
-      h('label', {class: 'field'}, h('span', {text: 'Your name (shown to the table)'}), name)),
+      h('label', {class: 'field'}, h('span', {text: 'Your name (shown to the table)'}), name),
+      h('div', {class: 'row'}, playNow,
+        h('span', {class: 'muted', text: 'A table of Pounce against two bots, at once.'}))),
     h('div', {class: 'panel'},
-      h('h2', {text: 'Create a room'}),
+      h('h2', {text: 'Play with friends'}),
       h('div', {class: 'row'},
         h('label', {class: 'field grow'}, h('span', {text: 'Rules'}), preset),
         h('label', {class: 'field'}, h('span', {text: 'Seats (2 to 8)'}), seats)),
       summary,
-      h('details', {}, h('summary', {}, 'Options ', count), grid),
+      h('details', {id: 'options'}, h('summary', {}, 'Options ', count), grid),
+      h('details', {id: 'rules-details'}, h('summary', {}, 'Details: the rules by their code names'), codes),
       h('p', {}, create)),
     h('div', {class: 'panel'},
       h('h2', {text: 'Join a room'}),
       h('div', {class: 'row'}, code, join)),
     h('div', {class: 'panel'},
       h('h2', {text: 'Watch a replay file'}),
-      h('p', {class: 'muted small', text: 'A *.nertz.json file: step through every move of its rounds.'}),
-      file)));
+      h('label', {class: 'field'}, h('span', {text: 'A *.nertz.json file: step through every move of its rounds.'}), file))));
   load();
 }
 
@@ -180,9 +209,9 @@ export function joinScreen(root, app, room) {
 /** The room's rules in words: the preset and any option set on top of it. */
 export function rulesText(room) {
   const spec = room.rules;
-  if (typeof spec === 'string') return `rules: ${spec}`;
-  const extra = Object.entries(spec).filter(([k]) => k !== 'preset').map(([k, v]) => `${k} ${shownValue(v)}`);
-  return `rules: ${spec.preset}${extra.length ? ' with ' + extra.join(', ') : ''}`;
+  if (typeof spec === 'string') return `Rules: ${presetName(spec)}`;
+  const extra = Object.entries(spec).filter(([k]) => k !== 'preset').map(([k, v]) => `${optionName(k).toLowerCase()} ${valueName(v)}`);
+  return `Rules: ${presetName(spec.preset)}${extra.length ? ' with ' + extra.join(', ') : ''}`;
 }
 
 // ------------------------------------------------------------------ lobby
@@ -194,7 +223,7 @@ export function lobbyScreen(root, app) {
   const teams = room.options.teams !== 'off';
   const link = `${location.origin}/r/${room.code}`;
   const linkBox = h('input', {id: 'share-link', readonly: true, value: link, 'aria-label': 'Share link'});
-  const copy = h('button', {id: 'copy-link', onclick: async () => {
+  const copy = h('button', {id: 'copy-link', type: 'button', onclick: async () => {
     try { await navigator.clipboard.writeText(link); }
     catch { linkBox.select(); document.execCommand && document.execCommand('copy'); }
     toast('Link copied', 'good');
@@ -218,7 +247,7 @@ export function lobbyScreen(root, app) {
         if (!p.bot && p.ready) who.append(h('span', {class: 'tag ok', text: 'ready'}));
         li.append(who);
         if (isHost && p.id !== you.player) {
-          li.append(h('button', {class: 'danger', onclick: () => app.send({type: 'kick', player: p.id})}, 'Remove'));
+          li.append(h('button', {class: 'danger', id: `kick-${p.id}`, onclick: () => app.send({type: 'kick', player: p.id})}, 'Remove'));
           li.append(seatPicker(app, p, room));
         }
       } else {
@@ -236,7 +265,14 @@ export function lobbyScreen(root, app) {
   const start = isHost ? h('button', {class: 'primary', id: 'start', disabled: !full,
     onclick: () => app.send({type: 'start', countdown_ms: app.countdownMs})},
   full ? 'Start the match' : `Fill every seat to start (${empties.length} empty)`) : null;
-  fill(root, h('div', {class: 'screen', id: 'lobby'},
+  // Space presses a button on key-up: a lobby update between the two would lose the press,
+  // so Start acts on key-down.
+  if (start) start.addEventListener('keydown', (e) => {
+    if (e.key !== ' ' || start.disabled) return;
+    e.preventDefault();
+    start.click();
+  });
+  refill(root, h('div', {class: 'screen', id: 'lobby'},
     h('div', {class: 'row'}, h('h1', {class: 'grow'}, 'Room ', h('span', {class: 'code', id: 'room-code', text: room.code})),
       h('a', {href: '/', onclick: (e) => { e.preventDefault(); app.go('/'); }}, 'Home')),
     h('p', {class: 'muted', text: rulesText(room)}),
@@ -253,18 +289,29 @@ export function lobbyScreen(root, app) {
     matchesPanel(app, room)));
 }
 
+/** The bots' levels, each with a line on how it plays. */
+export const BOT_LEVELS = [
+  ['beginner', 'Beginner: slow, misses plays'],
+  ['casual', 'Casual: steady, a relaxed game'],
+  ['skilled', 'Skilled: quick and sharp'],
+  ['expert', 'Expert: looks ahead, hard to beat'],
+];
+
 function botAdder(app, seat) {
-  const level = h('select', {'aria-label': `Bot level for seat ${seat + 1}`, class: 'bot-level'},
-    ['beginner', 'casual', 'skilled', 'expert'].map((l) => h('option', {value: l, text: l})));
-  level.value = app.botLevel || 'casual';
-  return h('span', {class: 'row'}, level, h('button', {class: 'add-bot', onclick: () => {
+  const level = h('select', {'aria-label': `Bot level for seat ${seat + 1}`, class: 'bot-level', id: `bot-level-${seat}`},
+    BOT_LEVELS.map(([l, text]) => h('option', {value: l, text})));
+  // The level chosen stays chosen through any redraw of the lobby (it is the page's, not the
+  // server's, until the bot is added).
+  level.value = app.botLevels[seat] || app.botLevel || 'casual';
+  level.addEventListener('change', () => { app.botLevels[seat] = level.value; app.botLevel = level.value; });
+  return h('span', {class: 'row'}, level, h('button', {class: 'add-bot', id: `add-bot-${seat}`, onclick: () => {
     app.botLevel = level.value;
     app.send({type: 'add_bot', seat, level: level.value, bot: 'greedy'});
   }}, 'Add bot'));
 }
 
 function seatPicker(app, p, room) {
-  const sel = h('select', {'aria-label': `Move ${p.name}`},
+  const sel = h('select', {'aria-label': `Move ${p.name}`, id: `move-${p.id}`},
     h('option', {value: '', text: 'Move to…'}),
     Array.from({length: room.seats}, (_, s) => h('option', {value: String(s), text: `seat ${s + 1}`})),
     p.bot ? null : h('option', {value: 'watch', text: 'watching'}));
@@ -313,7 +360,7 @@ export function resultsSheet(app, result, names, mySeat) {
     h('caption', {class: 'sr-only', text: `Round ${result.round} breakdown`}),
     h('thead', {}, h('tr', {}, h('th', {scope: 'col', text: 'Seat'}), shownFields.map(([, t]) => h('th', {scope: 'col', text: t})))),
     h('tbody', {}, seats.map((s) => h('tr', {class: s === mySeat ? 'me' : '', dataset: {seat: String(s)}},
-      h('th', {scope: 'row'}, h('span', {class: 'row'}, ownerMark(s, app.initial(s)), h('span', {class: 'player-name', text: names(s)}))),
+      h('th', {scope: 'row'}, h('span', {class: 'seatname'}, ownerMark(s, app.initial(s)), h('span', {class: 'player-name', text: names(s)}))),
       shownFields.map(([k]) => {
         const v = result.breakdown[s][k];
         const neg = k === 'nertz_penalty' && v ? -v : v;
@@ -326,7 +373,7 @@ export function resultsSheet(app, result, names, mySeat) {
       h('th', {scope: 'col', text: 'This round'}), h('th', {scope: 'col', text: 'Total'}))),
     h('tbody', {}, order.map((s, i) => h('tr', {class: s === mySeat ? 'me' : '', dataset: {seat: String(s)}},
       h('td', {text: String(i + 1)}),
-      h('td', {}, h('span', {class: 'row'}, ownerMark(s, app.initial(s)), h('span', {class: 'player-name', text: names(s)}))),
+      h('td', {}, h('span', {class: 'seatname'}, ownerMark(s, app.initial(s)), h('span', {class: 'player-name', text: names(s)}))),
       h('td', {dataset: {field: 'round'}, text: String(result.scores[s])}),
       h('td', {dataset: {field: 'totals'}, text: String(result.totals[s])})))));
   const over = result.over;
@@ -338,13 +385,44 @@ export function resultsSheet(app, result, names, mySeat) {
     !isHost ? h('span', {class: 'muted', text: over ? 'The host may start a rematch.' : 'The host deals the next round.'}) : null,
     over && result.match ? h('button', {class: 'watch-replay', onclick: () => app.go(`/?replay=${encodeURIComponent(result.match)}`)}, 'Watch the replay') : null,
     over && result.match ? h('a', {href: `/api/matches/${encodeURIComponent(result.match)}/replay`, download: `${result.match}.nertz.json`}, 'Download replay') : null,
+    over && result.match ? sameDealButton(app, result.match) : null,
     h('button', {id: 'hide-results', onclick: () => app.hideResults()}, 'See the table'));
   return h('div', {class: 'sheet', id: 'results', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'results-title', dataset: {round: String(result.round)}},
     h('h2', {id: 'results-title', text: `Round ${result.round}: ${how}`}),
-    h('div', {class: 'scroll-x'}, breakdown),
+    h('div', {class: 'scroll-x', tabindex: '0', role: 'region', 'aria-label': 'Round breakdown (scrolls sideways)'}, breakdown),
     h('h2', {text: over ? `Match over. ${winner}` : `Standings${target ? ` (to ${target})` : ''}`}),
     standings,
-    buttons);
+    buttons,
+    over && result.match ? analysisSlot(() => fetchAnalysis(result.match), {mySeat}) : null);
+}
+
+/** The scores on a results sheet count up to their values (marked `counting` and aria-busy
+ *  meanwhile); at once under reduced motion. */
+export function countUp(sheet, ms = 700) {
+  const cells = [...sheet.querySelectorAll('td[data-field="total"], td[data-field="round"], td[data-field="totals"]')];
+  if (!cells.length || matchMedia('(prefers-reduced-motion: reduce)').matches) return;
+  const finals = cells.map((c) => Number(c.textContent));
+  sheet.classList.add('counting');
+  sheet.setAttribute('aria-busy', 'true');
+  const t0 = performance.now();
+  let done = false;
+  const finish = () => {
+    if (done) return;
+    done = true;
+    cells.forEach((c, i) => { c.textContent = String(finals[i]); });
+    sheet.classList.remove('counting');
+    sheet.removeAttribute('aria-busy');
+  };
+  const step = (now) => {
+    if (done) return;
+    const f = Math.min(1, (now - t0) / ms);
+    if (f >= 1) { finish(); return; }
+    const eased = 1 - (1 - f) ** 3;
+    cells.forEach((c, i) => { c.textContent = String(Math.round(finals[i] * eased)); });
+    requestAnimationFrame(step);
+  };
+  requestAnimationFrame(step);
+  setTimeout(finish, ms + 150);  // a hidden tab draws no frames: end on time anyway
 }
 
 // ------------------------------------------------------------------ help

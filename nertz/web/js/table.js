@@ -3,7 +3,7 @@
 // a card to its best place, and full keyboard play. Regions re-render only when what they show
 // changed; a drag moves a floating copy with transforms, so nothing underneath is laid out again.
 
-import {h, fill, toast} from './dom.js';
+import {h, fill, refill, toast} from './dom.js';
 import {cardEl, backEl, slotEl, ownerMark, label, parse} from './cards.js';
 import {bestMove, fitFoundation, fitsWork, lift, canCall} from './rules.js';
 import {beep} from './sound.js';
@@ -70,7 +70,7 @@ export class TableView {
     const seat = ctx.seat;
     this.root.querySelector('#table-screen').dataset.pending = String(extra.pending || 0);
     this.root.querySelector('#table-screen').dataset.phase = ctx.phase;
-    this.region('top', JSON.stringify([extra.topKey]), () => fill(this.top, ctx.topbar()));
+    this.region('top', JSON.stringify([extra.topKey]), () => refill(this.top, ctx.topbar()));
     // Opponents: every seat but one's own (everyone, for a spectator).
     const others = t ? t.tableaus.filter((tab) => tab.seat !== seat) : [];
     const want = others.map((tab) => tab.seat).join(',');
@@ -85,8 +85,9 @@ export class TableView {
       const key = JSON.stringify([tab, ctx.names(tab.seat), t.called_by]);
       this.region('opp' + tab.seat, key, () => this.renderOpp(el, tab));
       this.showLatency(el, tab.seat);
+      this.showAway(el, tab.seat);
     }
-    this.region('found', JSON.stringify([t && t.foundations, extra.dropF]), () => this.renderFoundations(t));
+    this.region('found', JSON.stringify([t && t.foundations, extra.dropF, ctx.phase]), () => this.renderFoundations(t));
     if (seat != null && t) {
       this.me.classList.remove('hidden');
       const tab = t.tableaus[seat];
@@ -97,7 +98,9 @@ export class TableView {
     } else {
       this.me.classList.add('hidden');
     }
-    this.banner.textContent = extra.banner || '';
+    if (this.banner.textContent !== (extra.banner || '')) {
+      this.banner.replaceChildren(...(extra.banner ? [h('span', {text: extra.banner})] : []));
+    }
     this.runFlights();
   }
 
@@ -108,6 +111,16 @@ export class TableView {
     const label = el && el.querySelector('.lat');
     const text = lat == null ? '' : `${lat} ms`;
     if (label && label.textContent !== text) label.textContent = text;
+  }
+
+  /** Write whether a seat's player is away (and how long until a bot may take the seat) into
+   * its `.away` mark in place: the countdown ticks every second. */
+  showAway(el, seat) {
+    const mark = el && el.querySelector('.away');
+    if (!mark) return;
+    const text = this.ctx.away ? this.ctx.away(seat) : '';
+    if (mark.textContent !== text) mark.textContent = text;
+    mark.hidden = !text;
   }
 
   region(name, key, draw) {
@@ -121,7 +134,9 @@ export class TableView {
 
   showCountdown(text) {
     this.countdown.classList.toggle('hidden', !text);
-    this.countdown.textContent = text || '';
+    if (this.countdown.textContent !== (text || '')) {
+      this.countdown.replaceChildren(...(text ? [h('span', {text})] : []));
+    }
   }
 
   // ---------------------------------------------------------------- drawing
@@ -135,6 +150,7 @@ export class TableView {
       ownerMark(s, ctx.initial(s)),
       h('span', {class: 'nm', text: ctx.names(s)}),
       h('span', {class: 'lat', text: lat == null ? '' : `${lat} ms`, title: 'round trip to the server'}),
+      h('span', {class: 'badge away', role: 'status'}),
       tab.stuck ? h('span', {class: 'badge', text: 'stuck'}) : null,
       this.t.called_by === s ? h('span', {class: 'badge call', text: ctx.callWord + '!'}) : null);
     const who = ctx.names(s);
@@ -150,29 +166,36 @@ export class TableView {
     fill(el, name, h('div', {class: 'piles'}, nertz, stock, waste, h('span', {class: 'gap'}), work));
   }
 
-  /** A work pile: face-down cards, then its face-up run fanned downwards. */
+  /** A work pile: face-down cards, then its face-up run fanned downwards. Each card carries
+   * how many face-down cards (`--di`) and how many fan steps of the run (`--ui`, in card
+   * heights) lie above it; the style sheet fits the whole pile into its fixed height (`--k`
+   * card heights below the first card) by closing up the face-down cards first and then the
+   * run, so however long a pile gets the table never grows past the screen. */
   workStack(p, n, fan, data = {}, mine = false) {
     const pile = h('div', {class: 'pile', dataset: {...data, pile: n}});
     const stack = h('div', {class: 'stack fan'});
-    const w = mine ? 'var(--cw)' : 'var(--w)';
-    let y = 0;
+    let di = 0, ui = 0;
     const place = (card) => {
-      card.style.top = `calc(${w} * 1.4 * ${y})`;
+      card.style.setProperty('--di', String(di));
+      card.style.setProperty('--ui', String(Math.round(ui * 1000) / 1000));
       stack.append(card);
     };
     const downShown = Math.min(p.down, 6);
-    for (let i = 0; i < downShown; i++) { place(backEl(null, 'face-down card')); y += 0.1; }
-    if (p.hidden_top) { place(backEl(null, 'card being turned up')); y += fan; }
+    for (let i = 0; i < downShown; i++) { place(backEl(null, 'face-down card')); di += 1; }
+    if (p.hidden_top) { place(backEl(null, 'card being turned up')); ui += fan; }
     p.up.forEach((code, i) => {
       const c = cardEl(code);
       c.dataset.index = String(i);
       if (mine) c.tabIndex = -1;
       place(c);
-      y += fan;
+      ui += fan;
     });
     if (!p.up.length && !p.down && !p.hidden_top) stack.append(slotEl(`work pile ${n}, empty`));
-    const last = p.up.length ? y - fan : Math.max(0, y - 0.1);
-    stack.style.minHeight = `calc(${w} * 1.4 * ${last + 1})`;
+    // The last card's own offsets: the pile's extent below its first card.
+    const lastUp = p.up.length ? ui - fan : ui;
+    const lastDown = p.up.length || p.hidden_top ? di : Math.max(0, di - 1);
+    stack.style.setProperty('--dn', String(Math.max(0.001, lastDown)));
+    stack.style.setProperty('--un', String(Math.max(0.001, Math.round(lastUp * 1000) / 1000)));
     pile.append(stack);
     return pile;
   }
@@ -181,6 +204,8 @@ export class TableView {
     const ctx = this.ctx;
     const fs = t ? [...t.foundations].sort((a, b) => a.number - b.number) : [];
     if (!fs.length) {
+      // The countdown has the middle of the screen to itself.
+      if (ctx.phase === 'countdown') { fill(this.founds); return; }
       fill(this.founds, h('p', {class: 'empty-note', text: 'Foundations start here: play an ' +
         (ctx.options.foundation && ctx.options.foundation.startsWith('evil') || ctx.options.foundation === 'starter9' ? '9' : 'Ace') + '.'}));
       return;
@@ -215,17 +240,17 @@ export class TableView {
     this.me.dataset.seat = String(seat);
     const lat = ctx.latency(seat);
     const sel = this.selection;
-    const nertz = h('div', {class: 'pile', dataset: {pile: 'N'}, tabindex: '0', 'aria-label': `Your Nertz pile, ${tab.nertz_count} cards. Key N`},
+    const nertz = h('div', {class: 'pile', dataset: {pile: 'N'}, tabindex: '0', role: 'group', 'aria-label': `Your Nertz pile, ${tab.nertz_count} cards. Key N`},
       h('div', {class: 'stack'},
         tab.nertz_top ? cardEl(tab.nertz_top, {count: tab.nertz_count, extraLabel: 'top of your Nertz pile'})
           : tab.nertz_count ? backEl(tab.nertz_count, 'your Nertz pile') : slotEl('your Nertz pile, empty', 0)),
       h('div', {class: 'pile-label'}, 'Nertz ', h('span', {class: 'kbd', text: 'N'})));
-    const stock = h('div', {class: 'pile', dataset: {pile: 'S'}, tabindex: '0', 'aria-label': `Your stock, ${tab.stock_count} cards: turn with Space`},
+    const stock = h('div', {class: 'pile', dataset: {pile: 'S'}, tabindex: '0', role: 'group', 'aria-label': `Your stock, ${tab.stock_count} cards: turn with Space`},
       h('div', {class: 'stack'},
         tab.stock_count ? backEl(tab.stock_count, `your stock, ${tab.stock_count} cards`)
           : slotEl(tab.waste_count ? 'stock empty: turn the waste over' : 'your stock, empty', 0)),
       h('div', {class: 'pile-label'}, 'Stock ', h('span', {class: 'kbd', text: 'Space'})));
-    const waste = h('div', {class: 'pile', dataset: {pile: 'W'}, tabindex: '0', 'aria-label': `Your waste, ${tab.waste_count} cards. Key W`},
+    const waste = h('div', {class: 'pile', dataset: {pile: 'W'}, tabindex: '0', role: 'group', 'aria-label': `Your waste, ${tab.waste_count} cards. Key W`},
       h('div', {class: 'stack'},
         tab.waste_top ? cardEl(tab.waste_top, {count: tab.waste_count, extraLabel: 'top of your waste'})
           : tab.waste_hidden ? backEl(tab.waste_count) : slotEl('your waste, empty')),
@@ -233,6 +258,7 @@ export class TableView {
     const work = tab.work.map((p, i) => {
       const el = this.workStack(p, String(i + 1), 0.24, {}, true);
       el.tabIndex = 0;
+      el.setAttribute('role', 'group');
       el.setAttribute('aria-label', `Work pile ${i + 1}: ${p.down} face down, ${p.up.map(label).join(', ') || 'empty'}. Key ${i + 1}`);
       el.append(h('div', {class: 'pile-label'}, h('span', {class: 'kbd', text: String(i + 1)})));
       return el;
@@ -263,7 +289,7 @@ export class TableView {
         disabled: !!tab.stuck || !!t.ended, 'aria-pressed': tab.stuck ? 'true' : 'false'},
         tab.stuck ? 'Stuck: waiting for the others' : (either ? 'Stuck: rotate stock (S)' : "I'm stuck (S)")),
       either ? h('button', {onclick: () => ctx.play('STUCK N'), disabled: !!tab.stuck || !!t.ended || !tab.nertz_count}, 'Stuck: rotate Nertz pile (Shift+S)') : null,
-      h('span', {class: 'muted small'}, 'Drag cards, click one to send it to its best place, or press ? for keys.'));
+      h('span', {class: 'muted small hint'}, 'Drag cards, click one to send it to its best place, or press ? for keys.'));
     fill(this.me,
       h('div', {class: 'mehead'},
         ownerMark(seat, ctx.initial(seat)),
@@ -437,7 +463,12 @@ export class TableView {
       if (d.cards.length === 1 && fitFoundation(d.cards[0], this.t.foundations, this.ctx.options) != null) move = `${d.src}-F`;
       else toast(`The ${label(d.cards[0])} fits no foundation`);
     } else if (target && target !== d.src) {
-      move = `${d.text}-${target}`;
+      const pile = this.myTab().work[Number(target) - 1];
+      if (pile && fitsWork(d.cards[0], pile)) move = `${d.text}-${target}`;
+      else if (pile && pile.up.length) {
+        toast(`The ${label(d.cards[0])} does not go on the ${label(pile.up[pile.up.length - 1])}: ` +
+          'work piles go down a rank at a time in alternating colours');
+      } else toast(`Work pile ${target} takes no card right now`);
     }
     const ghostRect = d.ghost.getBoundingClientRect();
     if (move) {
@@ -513,7 +544,9 @@ export class TableView {
     if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return;
     const tag = (e.target && e.target.tagName) || '';
     if (tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT') return;
-    if (tag === 'BUTTON' && (e.key === 'Enter' || e.key === ' ')) return;
+    // A focused button, link or summary takes its own Enter and Space (a top-bar button
+    // pressed with Space must not turn the stock).
+    if ((tag === 'BUTTON' || tag === 'A' || tag === 'SUMMARY') && (e.key === 'Enter' || e.key === ' ')) return;
     if (document.querySelector('.overlay:not(.hidden)') && e.key !== '?' && e.key !== 'Escape') return;
     const k = e.key.length === 1 ? e.key.toLowerCase() : e.key;
     const ctx = this.ctx;

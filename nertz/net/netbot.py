@@ -1,12 +1,12 @@
-"""Bots over the network: the simulator's bots playing a seat through :mod:`nertz.client`.
+"""Bots over the network: the simulator's bots playing a seat through :mod:`nertz.net.client`.
 
-A :class:`NetworkBot` drives one :class:`~nertz.client.Client` with one bot of
-:mod:`nertz.bots` at a speed level of :mod:`nertz.bots.speed`: it reads its seat's view from the
-client's mirror (:meth:`Observation.from_view <nertz.bots.Observation.from_view>`), decides,
-waits the level's time for that move (``think_ms``), sends it and waits for the answer; with
-nothing to do it waits for the table to change, plus its reaction time (``react_ms``). This is
-the same loop the server runs for a bot it seats itself (:mod:`nertz.server.room.bots`), except that
-every move crosses the network and may lose a race to a faster hand.
+A :class:`NetworkBot` drives one :class:`~nertz.net.client.Client` with one bot of
+:mod:`nertz.bots` at a speed level of :mod:`nertz.bots.speed`, on the one bot loop of
+:mod:`nertz.bots.driver` (the loop the server runs for a bot it seats itself): its
+:class:`NetworkSeat` reads the seat's view from the client's mirror
+(:meth:`Observation.from_view <nertz.bots.Observation.from_view>`), sends each move and waits
+for the answer, counting what came back. Every move crosses the network and may lose a race to a
+faster hand.
 
 If its player is the room's host, the bot also keeps the room going: it starts the match once
 every seat is filled, deals the next round after a short pause and asks for a rematch when a
@@ -17,19 +17,19 @@ line's front door; ``bench/server_load.py`` runs hundreds of these on one event 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from nertz.bots import Observation, find_bot, find_speed
-from nertz.bots.base import Bot
-from nertz.bots.speed import HUMAN_LEVELS, SpeedProfile
-from nertz.client import Client, ClientError, Message, MoveResult
+from nertz.bots.driver import LIVE_LEVELS, BotDriver, Look, level_problem
+from nertz.moves import Move
+from nertz.net.client import Client, ClientError, Message, MoveResult
 from nertz.rules import Rules
 
-NETWORK_LEVELS: Final = HUMAN_LEVELS
+NETWORK_LEVELS: Final = LIVE_LEVELS
 """Speed levels a room accepts."""
 
 
@@ -77,18 +77,12 @@ class NetworkBot:
         on_answer: Callable[[MoveResult, bool], None] | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
-        if level not in NETWORK_LEVELS:
-            find_speed(level)  # an unknown name raises with the list of levels
-            raise ClientError(f"level {level!r} is for simulation; rooms take "
-                              f"{', '.join(NETWORK_LEVELS)}")
+        _check_level(level)
         self.client = client
-        self.bot: Bot = find_bot(bot)()
-        self.speed: SpeedProfile = find_speed(level)
         self.matches = matches
         self.host_duties = host_duties
         self.countdown_ms = countdown_ms
         self.pause_s = pause_s
-        self.rng = random.Random(seed if seed is not None else f"{client.room_id}:{client.name}")
         self.keep_rtts = keep_rtts
         self.on_answer = on_answer
         self.log = log
@@ -96,18 +90,20 @@ class NetworkBot:
         self.stopped = False
         self._rules_key: str | None = None
         self._rules: Rules | None = None
-        self._round_key: tuple[Any, ...] | None = None
-        self._foreign = 0
+        self.others_moves = 0
+        """Updates of other seats' moves heard so far."""
         self._counted: set[tuple[Any, ...]] = set()
         self._host_asked: tuple[Any, ...] | None = None
         client.listeners.append(self._hear)
+        self.driver = BotDriver(NetworkSeat(self), bot, level,
+                                seed if seed is not None else f"{client.room_id}:{client.name}")
 
     # ------------------------------------------------------------------ listening
 
     def _hear(self, msg: Message) -> None:
         kind = msg.get("type")
         if kind == "update" and msg.get("seat") != self.client.seat:
-            self._foreign += 1
+            self.others_moves += 1
         elif kind == "round_over":
             result = msg["result"]
             match = (msg.get("room") or {}).get("match") or {}
@@ -150,62 +146,35 @@ class NetworkBot:
         """Ask the bot to leave its loop at the next step."""
         self.stopped = True
 
+    def done(self) -> bool:
+        """Stopped, the match count reached, or the connection gone."""
+        return (self.stopped or self.client.closed
+                or bool(self.matches and self.stats.matches >= self.matches))
+
     async def run(self) -> None:
-        """Play until stopped, the match count is reached, or the connection is gone."""
+        """Play until stopped, the match count is reached, or the connection is gone; as the
+        host, keep the room going meanwhile."""
         client = self.client
-        while not self.stopped and not client.closed:
-            if self.matches and self.stats.matches >= self.matches:
-                return
-            phase = client.phase
-            table = client.table
-            if (phase == "playing" and table is not None and table.get("ended") is None
-                    and client.seat is not None):
-                await self._step(table)
-                continue
-            if self.host_duties and client.is_host:
-                await self._host_step(phase)
-            await client.wait_changed(1.0)
+        host = asyncio.get_running_loop().create_task(self._host_loop())
+        try:
+            await self.driver.run()
+        finally:
+            host.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await host
         if client.kicked:
             raise ClientError("the host removed this bot from the room")
 
-    async def _step(self, table: Message) -> None:
+    async def _host_loop(self) -> None:
         client = self.client
-        seat = client.seat
-        assert seat is not None
-        rules = self.rules()
-        match = (client.room or {}).get("match") or {}
-        round_key = (match.get("id"), match.get("round"))
-        if round_key != self._round_key:
-            self._round_key = round_key
-            self.bot.start(seat, rules, f"{client.room_id}:{match.get('id')}:"
-                                        f"{match.get('round')}:{seat}")
-        obs = Observation.from_view(table, rules, t=int(table.get("t") or 0))
-        # The view does not count resets; the greedy bot's idle logic starts afresh after one.
-        obs.round.resets = client.mirror.resets
-        move = self.bot.decide(obs)
-        if move is None:
-            await client.wait_changed(2.0)
-            await asyncio.sleep(self.speed.react_ms(self.rng) / 1000)
-            return
-        foreign = self._foreign
-        await asyncio.sleep(self.speed.think_ms(move, self.rng) / 1000)
-        if (client.phase != "playing" or client.closed or client.table is None
-                or client.table.get("ended") is not None):
-            return
-        current = (client.room or {}).get("match") or {}
-        if (current.get("id"), current.get("round")) != round_key:
-            return
-        self.stats.sent += 1
-        try:
-            result = await client.play(str(move))
-        except (ClientError, TimeoutError) as exc:
-            if client.closed:
-                return
-            self.stats.errors.append(f"no answer to {move}: {exc}")
-            return
-        self._count(result, self._foreign != foreign)
+        while not self.done():
+            if self.host_duties and client.is_host:
+                await self._host_step(client.phase)
+            await client.wait_changed(1.0)
 
-    def _count(self, result: MoveResult, others_moved: bool) -> None:
+    def count_answer(self, result: MoveResult, others_moved: bool) -> None:
+        """Count one move's answer in :attr:`stats` (``others_moved``: another seat played
+        since the bot looked, so a refusal is stale, not unexpected)."""
         s = self.stats
         expected = True
         if result.ok:
@@ -259,6 +228,72 @@ class NetworkBot:
                 await client.rematch()
 
 
+def _check_level(level: str) -> None:
+    find_speed(level)  # an unknown name raises with the list of levels
+    problem = level_problem(level)
+    if problem:
+        raise ClientError(problem)
+
+
+class NetworkSeat:
+    """The bot loop's :class:`~nertz.bots.driver.SeatLink` over a client: the seat's view from
+    the client's mirror, moves sent and their answers counted in the bot's :class:`BotStats`."""
+
+    def __init__(self, owner: NetworkBot) -> None:
+        self.owner = owner
+        self.client = owner.client
+        self._others_at_look = 0
+
+    def present(self) -> bool:
+        """Whether the bot still plays (not stopped, matches left, connected)."""
+        return not self.owner.done()
+
+    def _round_key(self) -> str:
+        match = (self.client.room or {}).get("match") or {}
+        return f"{self.client.room_id}:{match.get('id')}:{match.get('round')}:{self.client.seat}"
+
+    def look(self) -> Look | None:
+        """The seat's view of the round being played, or None while none is."""
+        client = self.client
+        table = client.table
+        seat = client.seat
+        if (client.phase != "playing" or table is None or table.get("ended") is not None
+                or seat is None):
+            return None
+        rules = self.owner.rules()
+        obs = Observation.from_view(table, rules, t=int(table.get("t") or 0))
+        # The view does not count resets; the greedy bot's idle logic starts afresh after one.
+        obs.round.resets = client.mirror.resets
+        me: Message = next((p for p in (client.room or {}).get("players", ())
+                   if p.get("id") == client.player), {})
+        self._others_at_look = self.owner.others_moves
+        return Look(obs, seat, rules, self._round_key(), me.get("plays"))
+
+    async def changed(self, timeout: float | None) -> None:
+        """Wait for the next message (a second at most, so the loop looks again)."""
+        await self.client.wait_changed(1.0 if timeout is None else timeout)
+
+    def still(self, look: Look) -> bool:
+        """Whether the round of ``look`` is still being played."""
+        client = self.client
+        return (client.phase == "playing" and not client.closed and client.table is not None
+                and client.table.get("ended") is None and self._round_key() == look.round_key)
+
+    async def play(self, move: Move) -> bool:
+        """Send the move and wait for its answer, counting it; True (answers are no refusal of
+        the loop: it simply looks again)."""
+        owner, client = self.owner, self.client
+        owner.stats.sent += 1
+        try:
+            result = await client.play(str(move))
+        except (ClientError, TimeoutError) as exc:
+            if not client.closed:
+                owner.stats.errors.append(f"no answer to {move}: {exc}")
+            return True
+        owner.count_answer(result, owner.others_moves != self._others_at_look)
+        return True
+
+
 # --------------------------------------------------------------------------- nertz bot
 
 
@@ -273,10 +308,7 @@ async def run_bot(
     """``nertz bot``: join the room at ``url`` as ``name`` and play until the match count is
     reached (0: until stopped). Raises :class:`ClientError` with a one-line message on a bad URL,
     an unreachable server or a refused join."""
-    if level not in NETWORK_LEVELS:
-        find_speed(level)
-        raise ClientError(f"level {level!r} is for simulation; rooms take "
-                          f"{', '.join(NETWORK_LEVELS)}")
+    _check_level(level)
     find_bot(bot)
     if say is None:
         def say(line: str) -> None:
@@ -313,4 +345,4 @@ async def run_bot(
     return 0
 
 
-__all__ = ["NETWORK_LEVELS", "BotStats", "NetworkBot", "run_bot"]
+__all__ = ["NETWORK_LEVELS", "BotStats", "NetworkBot", "NetworkSeat", "run_bot"]

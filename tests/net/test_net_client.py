@@ -19,10 +19,10 @@ from typing import Any
 import httpx
 import pytest
 
-from nertz.client import Client, ClientError, apply_update, parse_room_url
-from nertz.netbot import NetworkBot
+from nertz.net.client import Client, ClientError, apply_update, parse_room_url
+from nertz.net.netbot import NetworkBot
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHORT = {"preset": "pagat", "nertz_pile_size": 3, "rounds": 1}
 """A match of one quick round."""
 

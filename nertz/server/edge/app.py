@@ -12,6 +12,8 @@ HTTP (JSON in and out; every error is ``{"error": message}`` with a 4xx status):
   ``{"room", "player", "token", "seat", "hand", "host"}``
 - ``GET /api/matches/{id}/replay`` -> the finished match as a SPEC replay file
 - ``GET /api/matches/{id}/analysis`` -> what the match teaches each seat (:mod:`nertz.analysis`)
+- ``POST /api/matches/{id}/same_deal`` ``{"name": optional}`` -> a new room (as ``POST
+  /api/rooms`` answers) whose first match deals that finished match's cards again
 
 WebSocket ``/ws/{room id}``: see docs/protocol.md.
 """
@@ -33,6 +35,7 @@ from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -41,6 +44,7 @@ from nertz.analysis import analyse
 from nertz.errors import ReplayError, RulesError
 from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
 from nertz.server import protocol
+from nertz.server.edge.connection import Connection
 from nertz.server.hub import ROOM_IDLE_SECONDS, Hub
 from nertz.server.limits import Barred, KeyedLimit, SocketCaps, TokenBucket, give_back_memory
 from nertz.server.live import LiveRoom
@@ -51,11 +55,8 @@ from nertz.server.store import Store
 
 log = logging.getLogger("nertz.app")
 
-WEB = Path(__file__).resolve().parent.parent / "web"
+WEB = Path(__file__).resolve().parents[2] / "web"
 """The page's files (served as they are: no build step)."""
-
-MAX_QUEUE = 2000
-"""Messages queued for one socket before it counts as dead (a client that stopped reading)."""
 
 MAX_REPLAY_BYTES = 2 * 1024 * 1024
 """The largest replay file the viewer accepts for upload (a long match of real play is a few
@@ -65,15 +66,9 @@ MAX_REPLAY_MOVES = 25_000
 """The most moves an uploaded replay may hold, all rounds together: the viewer's frames grow
 with every move, and making them is real work."""
 
-FRAME_BATCH = 64
-"""At most this many queued messages share one WebSocket frame."""
-
 HELLO_TIMEOUT = 10.0
 """Seconds a new socket has to say hello (from its opening: other frames do not extend it). A
 client says it at once; a socket that does not holds a file and memory for nothing."""
-
-CLOSE_WAIT = 5.0
-"""Seconds a closing socket's last messages and close frame may take before it is cut."""
 
 MESSAGES_PER_SECOND = 20.0
 """Messages of every kind one socket may send a second, on average (bursts up to
@@ -115,6 +110,12 @@ class CreateRoom(msgspec.Struct, forbid_unknown_fields=True):
     name: str | None = None
 
 
+class SameDeal(msgspec.Struct, forbid_unknown_fields=True):
+    """Body of ``POST /api/matches/{id}/same_deal``."""
+
+    name: str | None = None
+
+
 class JoinRoom(msgspec.Struct, forbid_unknown_fields=True):
     """Body of ``POST /api/rooms/{id}/join``."""
 
@@ -130,90 +131,6 @@ class ApiError(Exception):
         self.status = status
         self.message = message
         self.headers = headers
-
-
-class Connection:
-    """One WebSocket as a :class:`~nertz.server.edge.fanout.Sink`: a queue and a writer task, so a
-    slow reader never holds up the table."""
-
-    def __init__(self, ws: WebSocket, address: str = "") -> None:
-        self.ws = ws
-        self.address = address
-        """The client's address (the edge bars a kicked player's)."""
-        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self.closed = False
-        self.close_code = 1000
-        self.close_reason = ""
-        self.task = asyncio.get_running_loop().create_task(self._write())
-        self.closer: asyncio.Task[None] | None = None
-
-    def send(self, data: bytes) -> None:
-        """Queue a message (dropped once closed; a reader that falls too far behind is cut)."""
-        if self.closed:
-            return
-        if self.queue.qsize() >= MAX_QUEUE:
-            self.cut()
-            return
-        self.queue.put_nowait(data)
-
-    def cut(self) -> None:
-        """Drop a socket that stopped reading: what is queued is thrown away and the socket
-        closes now (the client reconnects and catches up), so its reader loop ends too."""
-        self.closed = True
-        self.task.cancel()
-        # Kept on the connection: a task nobody holds may be collected before it runs.
-        self.closer = asyncio.get_running_loop().create_task(self._close_now())
-
-    async def _close_now(self) -> None:
-        with contextlib.suppress(Exception):
-            await self.ws.close(code=1008, reason="too far behind: reconnect")
-
-    def close(self, code: int = 1000, reason: str = "") -> None:
-        """Close once the queue has drained, with this close code and reason."""
-        if not self.closed:
-            self.closed = True
-            self.close_code, self.close_reason = code, reason
-            self.queue.put_nowait(None)
-
-    async def finish(self) -> None:
-        """Wait until what is queued and the close frame have gone (at most
-        :data:`CLOSE_WAIT`, then cut): a socket handler that returned sooner would drop them,
-        and the client would see the connection fail (1006) instead of its last message."""
-        self.close()
-        try:
-            await asyncio.wait_for(asyncio.shield(self.task), CLOSE_WAIT)
-        except TimeoutError:
-            self.cut()
-        except Exception:  # the writer's own failure: the peer is gone
-            pass
-
-    async def _write(self) -> None:
-        queue = self.queue
-        try:
-            while True:
-                data = await queue.get()
-                if data is None:
-                    break
-                if queue.empty():
-                    await self.ws.send_text(data.decode())
-                    continue
-                # Under load several messages wait: one frame carries them all, a line each
-                # (JSON text never holds a raw newline), which costs far less than a frame each.
-                batch = [data]
-                done = False
-                while not queue.empty() and len(batch) < FRAME_BATCH:
-                    item = queue.get_nowait()
-                    if item is None:
-                        done = True
-                        break
-                    batch.append(item)
-                await self.ws.send_text(b"\n".join(batch).decode())
-                if done:
-                    break
-        except Exception:  # the peer went away; the reader side notices and detaches
-            self.closed = True
-        with contextlib.suppress(Exception):
-            await self.ws.close(code=self.close_code, reason=self.close_reason)
 
 
 def _error(code: str, message: str, action_id: str | None = None) -> bytes:
@@ -273,6 +190,21 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+PAGE_CACHE: Final = "no-cache"
+"""The page's files are not fingerprinted: a browser keeps them but asks again each load
+(answered ``304 Not Modified`` by their ETag), so a new version is never mixed with an old."""
+
+
+class PageFiles(StaticFiles):
+    """The page's own files (``/static``), sent with :data:`PAGE_CACHE`."""
+
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        """The file's answer (ETag and Last-Modified from Starlette), told how to cache."""
+        response = super().file_response(*args, **kwargs)
+        response.headers["cache-control"] = PAGE_CACHE
+        return response
 
 
 def origin_allowed(origin: str | None, host: str | None, allowed: tuple[str, ...]) -> bool:
@@ -396,8 +328,7 @@ def create_app(
 
     room_limit = KeyedLimit(rooms_per_minute)
 
-    @app.post("/api/rooms", **API["create_room"])
-    async def create_room(request: Request) -> JSONResponse:
+    def check_room_limit(request: Request) -> None:
         address = request.client.host if request.client else "?"
         now = asyncio.get_running_loop().time()
         if not room_limit.allow(address, now):
@@ -405,6 +336,10 @@ def create_app(
             raise ApiError(429, f"too many new rooms from one address: at most "
                                 f"{rooms_per_minute} a minute; try again in {wait} s",
                            {"Retry-After": str(wait)})
+
+    @app.post("/api/rooms", **API["create_room"])
+    async def create_room(request: Request) -> JSONResponse:
+        check_room_limit(request)
         data: CreateRoom = await body(request, CreateRoom)
         try:
             rules = Rules.from_spec(data.rules)
@@ -476,6 +411,26 @@ def create_app(
         if data is None:
             raise ApiError(404, f"no finished match {match_id!r}")
         return await _frames_response(data)
+
+    @app.post("/api/matches/{match_id}/same_deal", **API["same_deal"])
+    async def same_deal(match_id: str, request: Request) -> JSONResponse:
+        stored = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
+        if stored is None:
+            raise ApiError(404, f"no finished match {match_id!r}")
+        check_room_limit(request)
+        data: SameDeal = await body(request, SameDeal)
+        try:
+            file = replay.from_json(stored)
+        except ReplayError as exc:  # pragma: no cover - stored files are ours
+            raise ApiError(500, str(exc)) from None
+        if file.seed is None:
+            raise ApiError(400, f"match {match_id!r} has no seed to deal from again")
+        room = await hub().create(file.rules, len(file.players), (match_id, file.seed))
+        out: dict[str, Any] = {"room": room.id, "code": room.table.code,
+                               "url": room_url(request, room)}
+        if data.name is not None:
+            out.update(await _join(room, data.name, False))
+        return JSONResponse(out, status_code=201)
 
     @app.get("/api/matches/{match_id}/analysis", **API["match_analysis"])
     async def match_analysis(match_id: str) -> Response:
@@ -615,14 +570,16 @@ def create_app(
                     if not isinstance(msg, protocol.Hello):
                         conn.send(_error("no_hello", "say hello with your token first"))
                         continue
-                    if bad_tokens.retry_after(conn.address, loop.time()):
-                        # Still barred from guessing: no token is even looked at.
-                        conn.send(_error("too_fast", "too many unknown tokens from your "
-                                         "address: try again in a minute"))
-                        conn.close(1008, "too many unknown tokens")
-                        break
                     player = room.table.player_for_token(msg.token)
                     if player is None:
+                        if bad_tokens.retry_after(conn.address, loop.time()):
+                            # Guessing from this address: the socket goes. Known tokens still
+                            # get in, so one guesser cannot lock out its neighbours (a guess
+                            # that happens to be right is beyond any number of tries).
+                            conn.send(_error("too_fast", "too many unknown tokens from your "
+                                             "address: try again in a minute"))
+                            conn.close(1008, "too many unknown tokens")
+                            break
                         bad_tokens.allow(conn.address, loop.time())
                         conn.send(_error("bad_token", "unknown token for this room"))
                         continue
@@ -690,14 +647,26 @@ def create_app(
         barred.bar(f"{room.id} name {protocol.name_skeleton(target.name)}", now)
 
     if WEB.is_dir():
-        app.mount("/static", StaticFiles(directory=WEB), name="static")
+        # Scripts and styles compress to a quarter; only the page's files go through gzip
+        # (the API's answers are small, and sockets are never compressed).
+        app.mount("/static", GZipMiddleware(PageFiles(directory=WEB), minimum_size=500),
+                  name="static")
 
-        @app.get("/", include_in_schema=False)
+        def page() -> FileResponse:
+            return FileResponse(WEB / "index.html", headers={"cache-control": PAGE_CACHE})
+
+        @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
         async def index() -> FileResponse:
-            return FileResponse(WEB / "index.html")
+            return page()
 
-        @app.get("/r/{code}", include_in_schema=False)
+        @app.api_route("/r/{code}", methods=["GET", "HEAD"], include_in_schema=False)
         async def room_page(code: str) -> FileResponse:
-            return FileResponse(WEB / "index.html")
+            return page()
+
+        @app.api_route("/sw.js", methods=["GET", "HEAD"], include_in_schema=False)
+        async def service_worker() -> FileResponse:
+            # Served from the root: a worker controls only the paths under its own address.
+            return FileResponse(WEB / "sw.js", media_type="text/javascript",
+                                headers={"cache-control": PAGE_CACHE})
 
     return app

@@ -1,0 +1,107 @@
+"""One WebSocket as the room's fan-out sees it: a queue and a writer task.
+
+A :class:`Connection` is a :class:`~nertz.server.edge.fanout.Sink`: sending never blocks the
+table (messages queue, and under load several share one frame, a line each); a reader that
+falls too far behind is cut (it reconnects and catches up); a close waits for what is queued
+and its close frame to go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from fastapi import WebSocket
+
+MAX_QUEUE = 2000
+"""Messages queued for one socket before it counts as dead (a client that stopped reading)."""
+
+FRAME_BATCH = 64
+"""At most this many queued messages share one WebSocket frame."""
+
+CLOSE_WAIT = 5.0
+"""Seconds a closing socket's last messages and close frame may take before it is cut."""
+
+
+class Connection:
+    """One WebSocket as a :class:`~nertz.server.edge.fanout.Sink`: a queue and a writer task, so a
+    slow reader never holds up the table."""
+
+    def __init__(self, ws: WebSocket, address: str = "") -> None:
+        self.ws = ws
+        self.address = address
+        """The client's address (the edge bars a kicked player's)."""
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.closed = False
+        self.close_code = 1000
+        self.close_reason = ""
+        self.task = asyncio.get_running_loop().create_task(self._write())
+        self.closer: asyncio.Task[None] | None = None
+
+    def send(self, data: bytes) -> None:
+        """Queue a message (dropped once closed; a reader that falls too far behind is cut)."""
+        if self.closed:
+            return
+        if self.queue.qsize() >= MAX_QUEUE:
+            self.cut()
+            return
+        self.queue.put_nowait(data)
+
+    def cut(self) -> None:
+        """Drop a socket that stopped reading: what is queued is thrown away and the socket
+        closes now (the client reconnects and catches up), so its reader loop ends too."""
+        self.closed = True
+        self.task.cancel()
+        # Kept on the connection: a task nobody holds may be collected before it runs.
+        self.closer = asyncio.get_running_loop().create_task(self._close_now())
+
+    async def _close_now(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.ws.close(code=1008, reason="too far behind: reconnect")
+
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        """Close once the queue has drained, with this close code and reason."""
+        if not self.closed:
+            self.closed = True
+            self.close_code, self.close_reason = code, reason
+            self.queue.put_nowait(None)
+
+    async def finish(self) -> None:
+        """Wait until what is queued and the close frame have gone (at most
+        :data:`CLOSE_WAIT`, then cut): a socket handler that returned sooner would drop them,
+        and the client would see the connection fail (1006) instead of its last message."""
+        self.close()
+        try:
+            await asyncio.wait_for(asyncio.shield(self.task), CLOSE_WAIT)
+        except TimeoutError:
+            self.cut()
+        except Exception:  # the writer's own failure: the peer is gone
+            pass
+
+    async def _write(self) -> None:
+        queue = self.queue
+        try:
+            while True:
+                data = await queue.get()
+                if data is None:
+                    break
+                if queue.empty():
+                    await self.ws.send_text(data.decode())
+                    continue
+                # Under load several messages wait: one frame carries them all, a line each
+                # (JSON text never holds a raw newline), which costs far less than a frame each.
+                batch = [data]
+                done = False
+                while not queue.empty() and len(batch) < FRAME_BATCH:
+                    item = queue.get_nowait()
+                    if item is None:
+                        done = True
+                        break
+                    batch.append(item)
+                await self.ws.send_text(b"\n".join(batch).decode())
+                if done:
+                    break
+        except Exception:  # the peer went away; the reader side notices and detaches
+            self.closed = True
+        with contextlib.suppress(Exception):
+            await self.ws.close(code=self.close_code, reason=self.close_reason)

@@ -1,0 +1,357 @@
+"""The page on every screen size players bring: at 1366x768, 1280x720, 768x1024, 390x844 and
+844x390 a whole round is played by drags and clicks with everything in view (no scrolling,
+however long the piles get), axe-core finds nothing on any screen, and screenshots of every
+screen are kept in ``artifacts/``. Then what a passing update must not disturb: the lobby's
+picked bot level and focus, a key press on *Start*, Space on a focused top-bar button."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from page_checks import assert_fits, assert_no_axe_violations, press, shot
+from test_web_game import add_bots, seat_room, wait_name, wait_table
+from web_player import Player, fits_work
+
+VIEWPORTS = [(1366, 768), (1280, 720), (768, 1024), (390, 844), (844, 390)]
+"""Laptop, small laptop, tablet upright, phone upright, phone sideways."""
+
+LONG_NAME = "Bartholomew Fairweather-Longbottom"[:24]
+"""As long as a name may be (24 characters)."""
+
+QUICK_RULES = {"preset": "pagat", "nertz_pile_size": 3, "target_score": 1}
+"""A round that ends after a few plays; the match ends with it."""
+
+LONG_PILES = """() => {
+  const S = window.nertz.S;
+  const run = ['KS', 'QH', 'JC', 'TD', '9S', '8H', '7C', '6D', '5S', '4H', '3C', '2D'];
+  for (const tab of S.table.tableaus) {
+    tab.work = tab.work.map((p, i) => ({down: 6, up: run.slice(i, 12), hidden_top: false}));
+  }
+  window.nertz.render();
+}"""
+"""Every work pile of every seat made as long as a round can make it (six face-down cards and
+up to twelve face-up), drawn as the page would draw them."""
+
+
+def size_id(size: tuple[int, int]) -> str:
+    return f"{size[0]}x{size[1]}"
+
+
+def open_page(new_page: Any, size: tuple[int, int]) -> Any:
+    """A page at `size`; the two phone sizes as a phone (touch, mobile viewport)."""
+    w, h = size
+    phone = min(w, h) < 500
+    return new_page(viewport={"width": w, "height": h}, has_touch=phone, is_mobile=phone)
+
+
+@pytest.mark.parametrize("size", VIEWPORTS, ids=size_id)
+def test_a_round_by_pointer_fits_every_screen(size: tuple[int, int], server: Any, new_page: Any,
+                                              axe: str, artifacts: Path) -> None:
+    page = open_page(new_page, size)
+    name = size_id(size)
+    seat_room(server, page, LONG_NAME, rules=QUICK_RULES, seats=4)
+    add_bots(page, "beginner", 3)
+    shot(page, artifacts, f"lobby-{name}")
+    assert_no_axe_violations(page, axe, f"lobby at {name}")
+    press(page, "#start")
+    wait_table(page)
+    assert_fits(page)
+    assert_no_axe_violations(page, axe, f"table at {name}")
+
+    player = Player(page, pointer_only=True)
+    actions: list[str] = []
+    deadline = time.monotonic() + 120
+    shown = False
+    while page.evaluate("() => window.nertz.S.room.phase") not in ("round_over", "match_over"):
+        assert time.monotonic() < deadline, f"the round did not end: {actions[-30:]}"
+        actions.append(player.act())
+        if not shown and player.moves >= 2:
+            player.settle()
+            assert_fits(page)
+            shot(page, artifacts, f"table-{name}")
+            shown = True
+        page.wait_for_timeout(40)
+    assert player.moves >= 1, (actions, player.misses)
+    page.wait_for_selector("#results:not(.counting)")
+    shot(page, artifacts, f"results-{name}")
+    assert_no_axe_violations(page, axe, f"results at {name}")
+
+    # However long the piles get, the table still fits with everything in view.
+    press(page, "#hide-results")
+    page.evaluate(LONG_PILES)
+    assert_fits(page)
+    shot(page, artifacts, f"long-piles-{name}")
+
+
+def test_home_join_help_and_replay_screens_pass_axe(server: Any, new_page: Any, axe: str,
+                                                     artifacts: Path) -> None:
+    demo = Path(__file__).resolve().parents[2] / "examples" / "demo.nertz.json"
+    for size in ((1280, 720), (390, 844)):
+        page = open_page(new_page, size)
+        name = size_id(size)
+        page.goto(server.base + "/")
+        page.wait_for_selector("#create")
+        shot(page, artifacts, f"home-{name}")
+        assert_no_axe_violations(page, axe, f"home at {name}")
+        r = server.post("/api/rooms", {"rules": "pagat", "seats": 2, "name": "Host"})
+        page.goto(f"{server.base}/r/{r['code']}")
+        page.wait_for_selector("#join-room")
+        shot(page, artifacts, f"join-{name}")
+        assert_no_axe_violations(page, axe, f"join at {name}")
+        page.fill("#name", "Guest")
+        page.click("#join-room")
+        page.wait_for_selector("#lobby")
+        page.keyboard.press("?")
+        page.wait_for_selector("#help")
+        shot(page, artifacts, f"help-{name}")
+        assert_no_axe_violations(page, axe, f"help at {name}")
+        page.goto(server.base + "/")
+        page.set_input_files("#replay-file", str(demo))
+        page.wait_for_selector("#replay #replay-slider")
+        page.click("#replay-next")
+        shot(page, artifacts, f"replay-{name}")
+        assert_no_axe_violations(page, axe, f"replay at {name}")
+
+
+def test_the_lobby_keeps_what_the_player_is_touching(server: Any, new_page: Any) -> None:
+    """A passing update (the latency report every few seconds, another player joining) keeps
+    the bot level the host picked, the keyboard focus, and a Space press on *Start*."""
+    host, guest = new_page(), new_page()
+    r = seat_room(server, host, "Ann", rules=QUICK_RULES, seats=3)
+    level = "#bot-level-2"
+    host.select_option(level, "expert")
+    host.focus(level)
+    lobby = host.locator("#lobby")
+    lobby.evaluate("(el) => { el.dataset.mark = 'before'; }")
+    # The latency report arrives and changes nothing in the lobby: nothing is redrawn.
+    host.evaluate("() => { window.__lat = window.nertz.S.latency; }")
+    host.wait_for_function("() => window.nertz.S.latency !== window.__lat", timeout=15_000)
+    assert host.get_attribute("#lobby", "data-mark") == "before"
+    # A guest joins: the lobby is drawn again, and keeps the level and the focus.
+    guest.goto(f"{server.base}/r/{r['code']}")
+    guest.fill("#name", "Ben")
+    guest.click("#join-room")
+    guest.wait_for_selector("#lobby")
+    wait_name(host, "Ben")
+    assert host.get_attribute("#lobby", "data-mark") is None  # redrawn
+    assert host.input_value(level) == "expert"
+    assert host.evaluate("() => document.activeElement.id") == "bot-level-2"
+    host.click("#seats .add-bot")
+    host.wait_for_function("() => [...document.querySelectorAll('#seats .tag')]"
+                           ".some((t) => t.textContent === 'expert bot')")
+    # Start keeps the focus through a redraw (the guest gets ready), and Space on it starts
+    # the match at once (on key-down: a redraw before the key comes up cannot lose it).
+    host.focus("#start")
+    guest.click("#ready")
+    host.wait_for_function("() => window.nertz.S.room.players.some((p) => p.ready)")
+    assert host.evaluate("() => document.activeElement.id") == "start"
+    host.keyboard.down(" ")
+    host.wait_for_function("() => window.nertz.S.room.phase !== 'lobby'")
+    host.keyboard.up(" ")
+    wait_table(host)
+
+
+def test_space_on_a_focused_top_bar_button_presses_it(server: Any, new_page: Any) -> None:
+    page = new_page()
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=2)
+    add_bots(page, "beginner", 1)
+    page.click("#start")
+    wait_table(page)
+    sent = page.evaluate("() => window.nertz.S.sent")
+    before = page.get_attribute("#four-colour", "aria-pressed")
+    page.click("#four-colour")  # the top bar is drawn again: the button keeps the focus
+    assert page.evaluate("() => document.activeElement.id") == "four-colour"
+    assert page.get_attribute("#four-colour", "aria-pressed") != before
+    page.keyboard.press("Space")
+    assert page.get_attribute("#four-colour", "aria-pressed") == before
+    assert page.evaluate("() => window.nertz.S.sent") == sent  # the stock was not turned
+
+
+def test_a_card_dropped_on_the_wrong_work_pile_is_told_in_words(server: Any,
+                                                               new_page: Any) -> None:
+    page = new_page()
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=2)
+    add_bots(page, "beginner", 1)
+    page.click("#start")
+    wait_table(page)
+    player = Player(page)
+    for _ in range(40):
+        st = player.settle()
+        assert st is not None
+        card = st["nertz"] or st["waste"]
+        src = "N" if st["nertz"] else "W"
+        wrong = [i for i, p in enumerate(st["work"]) if p["up"] and not fits_work(card, p)]
+        if card and wrong:
+            break
+        page.keyboard.press("Space")
+    else:
+        pytest.fail("no card that misfits a work pile in 40 turns")
+    pile = str(wrong[0] + 1)
+    sent = page.evaluate("() => window.nertz.S.sent")
+    box = page.locator(f'#me [data-pile="{src}"] .card[data-card="{card}"]').bounding_box()
+    target = page.locator(f'#me [data-pile="{pile}"] .stack').bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 10)
+    page.mouse.down()
+    for k in range(1, 6):
+        page.mouse.move(box["x"] + (target["x"] - box["x"]) * k / 5 + box["width"] / 2,
+                        box["y"] + (target["y"] + target["height"] - 10 - box["y"]) * k / 5)
+    page.mouse.up()
+    toast = page.locator("#toasts .toast").last
+    text = toast.text_content() or ""
+    assert "does not go on the" in text, text
+    assert card not in text.split(), text  # the card's name, not its code
+    assert page.evaluate("() => window.nertz.S.sent") == sent  # nothing was sent
+
+
+def test_the_countdown_has_the_middle_to_itself(server: Any, new_page: Any) -> None:
+    """The countdown hides the "Foundations start here" note, and the last round's call banner
+    is gone when the next round counts down."""
+    page = new_page()
+    seat_room(server, page, "Ann", rules=QUICK_RULES, seats=2)
+    add_bots(page, "beginner", 1)
+    page.evaluate("() => { window.nertz.countdownMs = 3000; }")
+    page.click("#start")
+    page.wait_for_selector(".countdown:not(.hidden)")
+    assert page.locator("#foundations .empty-note").count() == 0
+    wait_table(page)
+    assert page.locator("#foundations .empty-note").count() == 1
+    player = Player(page)
+    deadline = time.monotonic() + 120
+    while page.evaluate("() => window.nertz.S.room.phase") != "match_over":
+        assert time.monotonic() < deadline, "the round did not end"
+        player.act()
+        page.wait_for_timeout(40)
+    page.wait_for_selector("#results:not(.counting)")
+    page.click("#rematch")  # the server counts a rematch down
+    page.wait_for_selector(".countdown:not(.hidden)")
+    assert page.text_content(".banner") == "Get ready…"
+    assert page.locator(".badge.call").count() == 0
+    assert page.locator("#foundations .empty-note").count() == 0
+
+
+def test_static_files_are_compressed_and_cached_and_head_answers(server: Any) -> None:
+    import urllib.request
+
+    req = urllib.request.Request(server.base + "/", method="HEAD")
+    with urllib.request.urlopen(req, timeout=10) as r:
+        assert r.status == 200
+    req = urllib.request.Request(server.base + "/static/js/table.js",
+                                 headers={"accept-encoding": "gzip"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        assert r.headers["content-encoding"] == "gzip"
+        assert r.headers["cache-control"] == "no-cache"
+        etag = r.headers["etag"]
+    req = urllib.request.Request(server.base + "/static/js/table.js",
+                                 headers={"if-none-match": etag})
+    with pytest.raises(urllib.error.HTTPError) as answer:  # urllib raises on a 304
+        urllib.request.urlopen(req, timeout=10)
+    assert answer.value.code == 304
+    # Starting the server did not print a line per migration.
+    assert "alembic" not in server.log.read_text()
+
+
+def test_sound_is_on_by_default_and_a_mute_is_remembered(server: Any, new_page: Any) -> None:
+    page = new_page()
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=2)
+    add_bots(page, "beginner", 1)
+    page.click("#start")
+    wait_table(page)
+    assert page.get_attribute("#sound", "aria-pressed") == "false"  # not muted
+    page.click("#sound")
+    assert page.get_attribute("#sound", "aria-pressed") == "true"
+    page.reload()
+    wait_table(page)
+    assert page.get_attribute("#sound", "aria-pressed") == "true"
+
+
+def test_play_now_goes_from_home_to_a_table_against_bots(server: Any, new_page: Any) -> None:
+    page = new_page()
+    page.goto(server.base + "/")
+    page.click("#play-now")
+    wait_table(page)
+    names = page.locator(".opp .nm").all_text_contents()
+    assert len(names) == 2 and all("bot" in n for n in names), names
+
+
+def test_rules_are_named_in_words_and_code_names_kept_to_the_details(server: Any,
+                                                                       new_page: Any) -> None:
+    page = new_page()
+    page.goto(server.base + "/")
+    page.wait_for_selector("#create")
+    assert page.text_content('#preset option[value="pagat"]') == "Pounce (pagat.com)"
+    page.click("#options summary")
+    options = page.text_content("#options") or ""
+    assert "Work piles" in options and "work_piles" not in options
+    page.fill('input[name="nertz_pile_size"]', "3")
+    page.dispatch_event('input[name="nertz_pile_size"]', "input")
+    page.click("#rules-details summary")
+    codes = page.text_content("#rules-codes") or ""
+    assert "preset: pagat (rulebook 003)" in codes and "nertz_pile_size: 3" in codes
+
+
+def test_the_page_is_installable_and_starts_offline(server: Any, new_page: Any) -> None:
+    """A web app manifest, and a service worker that keeps the page's own files: once loaded,
+    the page starts again with the network gone."""
+    web = Path(__file__).resolve().parents[2] / "nertz" / "web"
+    worker = (web / "sw.js").read_text()
+    for module in (web / "js").glob("*.js"):  # every script the page loads is kept
+        assert f"/static/js/{module.name}" in worker, module.name
+    page = new_page()
+    page.goto(server.base + "/")
+    manifest = page.evaluate("""async () => {
+      const href = document.querySelector('link[rel=manifest]').href;
+      return (await fetch(href)).json();
+    }""")
+    assert manifest["start_url"] == "/" and manifest["display"] == "standalone"
+    assert {"192x192", "512x512"} <= {i["sizes"] for i in manifest["icons"]}
+    page.evaluate("() => navigator.serviceWorker.ready")
+    # The worker claims the open page once it has kept the files.
+    page.wait_for_function("() => !!navigator.serviceWorker.controller")
+    page.context.set_offline(True)
+    try:
+        page.reload()
+        page.wait_for_selector("#home #name")
+        assert page.evaluate("() => !!navigator.serviceWorker.controller")
+    finally:
+        page.context.set_offline(False)
+
+
+def test_a_seat_whose_player_went_away_is_marked_with_a_countdown(server: Any,
+                                                                   new_page: Any) -> None:
+    host, guest = new_page(), new_page()
+    r = seat_room(server, host, "Ann", rules={"preset": "pagat"}, seats=2)
+    guest.goto(f"{server.base}/r/{r['code']}")
+    guest.fill("#name", "Ben")
+    guest.click("#join-room")
+    guest.wait_for_selector("#lobby")
+    wait_name(host, "Ben")
+    host.click("#start")
+    wait_table(host)
+    mark = '.opp[data-seat="1"] .away'
+    assert host.locator(mark).is_hidden()
+    guest.close()  # Ben's page goes: his socket closes
+    host.wait_for_function(f"() => (document.querySelector('{mark}') || {{}}).textContent"
+                           "?.startsWith('away: seat free in 4:5')", timeout=15_000)
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (390, 844)], ids=size_id)
+def test_a_long_name_stays_beside_its_seat_mark(size: tuple[int, int], server: Any,
+                                               new_page: Any) -> None:
+    page = open_page(new_page, size)
+    seat_room(server, page, LONG_NAME, rules=QUICK_RULES, seats=2)
+    beside = """() => {
+      const li = document.querySelector('#seats li[data-seat="0"]');
+      const mark = li.querySelector('.owner').getBoundingClientRect();
+      const name = li.querySelector('.player-name').getBoundingClientRect();
+      return name.top < mark.bottom && name.left > mark.right;
+    }"""
+    assert page.evaluate(beside)
+    add_bots(page, "beginner", 1)
+    page.click("#start")
+    wait_table(page)
+    head = page.locator("#me .mehead").bounding_box()
+    mark = page.locator("#me .mehead .owner").bounding_box()
+    assert head is not None and mark is not None and head["height"] < 2 * mark["height"] + 16
