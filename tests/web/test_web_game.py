@@ -298,6 +298,8 @@ def test_split_partners_each_play_only_their_own_piles(server: Any, new_page: An
         page.click("#join-room")
         page.wait_for_selector("#lobby")
         wait_name(ann, name)
+    # The lobby is drawn from the room's description before the socket's state says who we are.
+    cat.wait_for_function("() => !!window.nertz.S.you")
     assert cat.evaluate("() => [window.nertz.S.you.seat, window.nertz.S.you.hand]") == [0, 1]
     ann.click("#start")
     for page in (ann, ben, cat):
