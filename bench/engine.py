@@ -1,6 +1,6 @@
 """Engine benchmark: applied moves per second and greedy four-seat rounds per second.
 
-    .venv/bin/python bench/engine.py [--preset pagat] [--seconds 5] [--json]
+    .venv/bin/python bench/engine.py [--preset pagat] [--seconds 5] [--json] [--compare]
 
 *Moves per second*: each step lists one seat's legal moves (``Round.legal_moves``), picks one
 with a seeded generator and applies it with ``Round.play`` (which verifies it again), as a random
@@ -9,13 +9,21 @@ seats play whole rounds with the built-in greedy playout (:mod:`nertz.playout`),
 scoring included. One process, one core; rates are per second of this process's CPU time, so
 that other work on the machine does not skew them. Targets (issue 2): 100,000 moves/s and 300
 rounds/s.
+
+``--compare`` measures both forms of the engine side by side (issue 11): three runs of each in
+turn, one process each, the pure modules (``NERTZ_PURE=1``) and the compiled ones, and prints
+each figure's median and the compiled/pure ratio (targets: 4x and 4x).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import statistics
+import subprocess
+import sys
 import time
 
 from nertz.match import Match
@@ -68,13 +76,50 @@ def rounds_per_second(rules: Rules, seconds: float, seats: int = 4) -> tuple[flo
     return rounds / (time.process_time() - start), rounds, actions / max(rounds, 1)
 
 
+def compare(preset: str, seconds: float, as_json: bool) -> None:
+    """Run this benchmark three times on each form, alternating, and report medians."""
+    runs: dict[str, list[dict[str, float]]] = {"pure": [], "compiled": []}
+    for _ in range(3):
+        for form in runs:
+            env = {k: v for k, v in os.environ.items() if k != "NERTZ_PURE"}
+            if form == "pure":
+                env["NERTZ_PURE"] = "1"
+            out = subprocess.run(
+                [sys.executable, "-c", "import nertz; print(nertz.FORM)"], env=env,
+                capture_output=True, text=True, check=True,
+            ).stdout.strip()
+            if out.split()[0] != form:
+                raise SystemExit(f"bench: the {form} engine is not available ({out})")
+            out = subprocess.run(
+                [sys.executable, __file__, "--preset", preset, "--seconds", str(seconds),
+                 "--json"], env=env, capture_output=True, text=True, check=True,
+            ).stdout
+            runs[form].append(json.loads(out))
+    keys = ("moves_per_second", "rounds_per_second")
+    medians = {form: {k: statistics.median(r[k] for r in rs) for k in keys}
+               for form, rs in runs.items()}
+    ratios = {k: medians["compiled"][k] / medians["pure"][k] for k in keys}
+    if as_json:
+        print(json.dumps({"preset": preset, "median": medians,
+                          "ratio": {k: round(v, 2) for k, v in ratios.items()}}))
+        return
+    for k, label in zip(keys, ("random legal moves/s", "greedy four-seat rounds/s"), strict=True):
+        print(f"{label:<26} pure {medians['pure'][k]:>10,.1f}   compiled "
+              f"{medians['compiled'][k]:>10,.1f}   {ratios[k]:.2f}x")
+
+
 def main() -> None:
     """Run both measurements and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="pagat")
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--compare", action="store_true",
+                        help="pure against compiled: medians of three runs each, and ratios")
     args = parser.parse_args()
+    if args.compare:
+        compare(args.preset, args.seconds, args.json)
+        return
     rules = Rules.from_spec(args.preset)
     mps, moves = moves_per_second(rules, args.seconds)
     rps, rounds, mean_actions = rounds_per_second(rules, args.seconds)

@@ -70,18 +70,17 @@ class Card:
         return (Card.parse, (_CODES[self],))
 
     @staticmethod
-    def parse(text: str) -> Card:
+    def parse(text: object) -> Card:
         """Read a card: ``7H``, ``th``, ``10H``, ``X1``.
 
         >>> Card.parse("10h")
         Card('TH')
         """
-        try:
-            card = _BY_TEXT.get(text)  # canonical text, the common case, needs no clean-up
-        except TypeError:  # not even hashable: no card
-            card = None
-        if card is None and isinstance(text, str):
-            card = _BY_TEXT.get(text.strip().upper())
+        # Typed object, checked here: compiled, a str annotation would raise TypeError instead.
+        card = None
+        if isinstance(text, str):
+            # Canonical text, the common case, needs no clean-up.
+            card = _BY_TEXT.get(text) or _BY_TEXT.get(text.strip().upper())
         if card is None:
             raise NotationError(f"not a card: {text!r}")
         return card

@@ -210,7 +210,14 @@ def _evaluate(path: str, config: TrainConfig) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``nertz`` command."""
+    import nertz
+
     parser = argparse.ArgumentParser(prog="nertz", description="Nertz: rules, replays, bots.")
+    parser.add_argument(
+        "--version", action="version",
+        version=f"nertz {nertz.__version__} (engine: {nertz.FORM})",
+        help="the version, and which form of the engine loaded (compiled or pure)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("replay", help="replay a .nertz.json file")
     p.add_argument("file")

@@ -43,10 +43,14 @@ from nertz.events import (
 from nertz.foundations import POLICIES, Foundation
 from nertz.moves import (
     CALL,
+    OP_CALL,
+    OP_STUCK,
+    OP_TO_FOUNDATION,
+    OP_TO_WORK,
+    OP_TURN,
     STUCK,
     STUCK_NERTZ,
     TURN,
-    Kind,
     Move,
     to_foundation,
     to_work,
@@ -57,8 +61,14 @@ from nertz.state import Layout, Tableau
 NEW_FOUNDATION: Final = -1
 """Resolved target of a play that starts a new foundation."""
 
+NO_FOUNDATION: Final = -2
+"""What :meth:`Round.foundation_for` answers for a card that fits no foundation."""
+
 FALSE_CALL_PAYMENT: Final = 10
 """What a false caller pays each other seat (SPEC: 10, or 20 with an Ace under aces_double)."""
+
+_KEYS: Final = 64
+"""Card keys (``suit << 4 | rank``) run from 1 to 61: the size of the foundation index."""
 
 _BFS_LIMIT: Final = 20_000
 """Work-pile arrangements the stuck look-ahead explores before it gives up (answering 'not
@@ -72,6 +82,10 @@ class FalseCall:
     seat: int
     each: int
     t: int | None
+
+    def __reduce__(self) -> tuple[object, tuple[int, int, int | None]]:
+        # Pickled through the constructor, as the compiled class needs (see Rules).
+        return (FalseCall, (self.seat, self.each, self.t))
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,14 +108,7 @@ class Round:
 
     __slots__ = (
         "_accepting",
-        "_continuous",
-        "_either",
-        "_grace",
-        "_jokers",
-        "_manual",
         "_open_piles",
-        "_partial",
-        "_penalised",
         "_positions",
         "_progress",
         "_starter",
@@ -125,8 +132,9 @@ class Round:
         self.policy = POLICIES[rules.foundation]
         self.tableaus: list[Tableau] = list(tableaus)
         self.foundations: list[Foundation] = []
-        # (suit << 4 | rank) -> 0-based indices of the foundations that take that card next.
-        self._accepting: dict[int, list[int]] = {}
+        # [suit << 4 | rank] -> 0-based indices of the foundations that take that card next: a
+        # list, not a dict, so a compiled lookup is one index with no boxed key.
+        self._accepting: list[list[int]] = [[] for _ in range(_KEYS)]
         self._open_piles: list[int] = []
         self.stuck: list[str] = [""] * len(self.tableaus)
         self.called_by: int | None = None
@@ -136,13 +144,6 @@ class Round:
         self.moves_played = 0
         self.resets = 0
         self._starter = self.policy.starter
-        self._jokers = rules.jokers
-        self._partial = rules.move_partial_runs
-        self._grace = rules.call_grace_ms
-        self._either = rules.stuck_reset == "rotate_either"
-        self._manual = rules.call == "manual"
-        self._continuous = rules.stock_end == "continuous"
-        self._penalised = rules.false_call == "penalised"
         # The cycle rule's memory: the progress mark of the stretch being played, and the
         # positions the table was in after each reset of that stretch (see _after_reset).
         self._progress: tuple[object, ...] = ()
@@ -161,12 +162,11 @@ class Round:
 
     def copy(self) -> Round:
         """An independent copy: playing on it leaves this round untouched."""
-        other = Round.__new__(Round)
-        other.rules = self.rules
-        other.policy = self.policy
+        # Through __init__ with no seats (a compiled class has no bare __new__), then filled.
+        other = Round(self.rules, (), check_blocked=False)
         other.tableaus = [t.copy() for t in self.tableaus]
         other.foundations = [f.copy() for f in self.foundations]
-        other._accepting = {k: v[:] for k, v in self._accepting.items()}
+        other._accepting = [v[:] for v in self._accepting]
         other._open_piles = self._open_piles[:]
         other.stuck = self.stuck[:]
         other.called_by = self.called_by
@@ -176,13 +176,6 @@ class Round:
         other.moves_played = self.moves_played
         other.resets = self.resets
         other._starter = self._starter
-        other._jokers = self._jokers
-        other._partial = self._partial
-        other._grace = self._grace
-        other._either = self._either
-        other._manual = self._manual
-        other._continuous = self._continuous
-        other._penalised = self._penalised
         other._progress = self._progress
         other._positions = self._positions
         return other
@@ -210,20 +203,20 @@ class Round:
 
     def foundation_for(self, card: Card) -> int:
         """The 0-based index of the lowest foundation ``card`` fits, ``NEW_FOUNDATION`` if it
-        starts one, or -2 if it fits nowhere."""
+        starts one, or ``NO_FOUNDATION`` if it fits nowhere."""
         rank = card.rank
         if rank == 0:
-            return self._open_piles[0] if self._open_piles else -2
+            return self._open_piles[0] if self._open_piles else NO_FOUNDATION
         if rank == self._starter:
             return NEW_FOUNDATION
-        found = self._accepting.get(card.key)
-        return found[0] if found else -2
+        found = self._accepting[card.key]
+        return found[0] if found else NO_FOUNDATION
 
     def _fits_pile(self, pile: list[Card], down: int, moving: list[Card]) -> bool:
         """Whether ``moving`` (a valid run, bottom first) may go onto a work pile."""
         if len(pile) == down:
             return True
-        if not self._jokers:
+        if not self.rules.jokers:
             top = pile[-1]
             first = moving[0]
             return first.rank == top.rank - 1 and first.red is not top.red
@@ -260,7 +253,7 @@ class Round:
             if c.rank == starter:
                 moves.append(_F_MOVES[src][0])
                 continue
-            found = open_piles if c.rank == 0 else accepting.get(c.key)
+            found = open_piles if c.rank == 0 else accepting[c.key]
             if found:
                 by_number = _F_MOVES[src]
                 for fi in found:
@@ -273,12 +266,12 @@ class Round:
                 if c.rank == starter:
                     moves.append(_F_MOVES[src][0])
                     continue
-                found = open_piles if c.rank == 0 else accepting.get(c.key)
+                found = open_piles if c.rank == 0 else accepting[c.key]
                 if found:
                     by_number = _F_MOVES[src]
                     for fi in found:
                         moves.append(by_number[fi + 1])
-        if self._jokers:
+        if self.rules.jokers:
             self._work_moves_wild(tab, nertz, waste, moves)
         else:
             self._work_moves(tab, nertz, waste, moves)
@@ -287,9 +280,9 @@ class Round:
         declared = self.stuck[seat]
         if declared != "S":
             moves.append(STUCK)
-        if self._either and declared != "N":
+        if self.rules.rotate_either and declared != "N":
             moves.append(STUCK_NERTZ)
-        if (self._manual if nertz is None else self._penalised):
+        if (self.rules.manual_call if nertz is None else self.rules.penalised_false_call):
             moves.append(CALL)
         return moves
 
@@ -322,7 +315,7 @@ class Round:
                     moves.append(to_pile[j])
             for j in empties:
                 moves.append(to_pile[j])
-        partial = self._partial
+        partial = self.rules.move_partial_runs
         for k, pile in enumerate(work):
             d = downs[k]
             size = len(pile)
@@ -357,7 +350,7 @@ class Round:
             for j in range(n_work):
                 if self._fits_pile(work[j], downs[j], [c]):
                     moves.append(_TO_W_BY_SRC[src][j])
-        partial = self._partial
+        partial = self.rules.move_partial_runs
         for k in range(n_work):
             pile = work[k]
             d = downs[k]
@@ -413,30 +406,31 @@ class Round:
         if self.ended is not None:
             if self.ended is Ended.BLOCKED:
                 raise self._illegal(seat, move, "the round is over: every seat is blocked")
-            if move.kind is Kind.CALL or move.kind is Kind.STUCK:
+            if move.op == OP_CALL or move.op == OP_STUCK:
                 raise self._illegal(
                     seat, move, f"the round is over: seat {self.called_by} called"
                 )
-            if t is None or self.called_at is None or t - self.called_at >= self._grace:
+            grace = self.rules.call_grace_ms
+            if t is None or self.called_at is None or t - self.called_at >= grace:
                 when = "" if self.called_at is None else f" at {self.called_at} ms"
                 raise self._illegal(
                     seat, move, f"the round is over: seat {self.called_by} called{when}"
                 )
-        kind = move.kind
-        if hand is not None and self.rules.teams == "split":
+        kind = move.op
+        if hand is not None and self.rules.split_teams:
             self._check_hand(seat, move, hand)
         tab = self.tableaus[seat]
-        if kind is Kind.TO_FOUNDATION:
+        if kind == OP_TO_FOUNDATION:
             card = self._source_card(seat, move, tab)
             return self._check_foundation(seat, move, card, t)
-        if kind is Kind.TO_WORK:
+        if kind == OP_TO_WORK:
             return self._check_work(seat, move, tab)
-        if kind is Kind.TURN:
+        if kind == OP_TURN:
             if not tab.stock and not tab.waste:
                 raise self._illegal(seat, move, "the stock and the waste are both empty")
             return 0
-        if kind is Kind.STUCK:
-            if move.stuck == "N" and self.rules.stuck_reset != "rotate_either":
+        if kind == OP_STUCK:
+            if move.stuck == "N" and not self.rules.rotate_either:
                 raise self._illegal(
                     seat, move, "this ruleset rotates only the stock (stuck_reset rotate_stock)"
                 )
@@ -445,13 +439,13 @@ class Round:
             return 0
         # The call.
         if tab.nertz:
-            if self.rules.false_call != "penalised":
+            if not self.rules.penalised_false_call:
                 left = len(tab.nertz)
                 raise self._illegal(
                     seat, move, f"the Nertz pile still holds {left} card{'s' * (left != 1)}"
                 )
             return 0
-        if self.rules.call == "auto":  # pragma: no cover - the pile emptying ended the round
+        if not self.rules.manual_call:  # pragma: no cover - the pile emptying ended the round
             raise self._illegal(seat, move, "the round ends by itself under call auto")
         return 0
 
@@ -553,7 +547,7 @@ class Round:
                     raise self._illegal(
                         seat, move, f"{move.card} is not face up in work pile {src}"
                     ) from None
-                if i > d and not self._partial:
+                if i > d and not self.rules.move_partial_runs:
                     raise self._illegal(
                         seat, move, "only whole runs move in this ruleset (move_partial_runs off)"
                     )
@@ -569,19 +563,19 @@ class Round:
 
     def _execute(self, seat: int, move: Move, target: int, t: int | None) -> tuple[Event, ...]:
         tab = self.tableaus[seat]
-        kind = move.kind
+        kind = move.op
         events: list[Event] = []
         self.moves_played += 1
-        if self.stuck[seat] and kind is not Kind.STUCK:
+        if self.stuck[seat] and kind != OP_STUCK:
             self.stuck[seat] = ""
             events.append(StuckLapsed(seat))
-        if kind is Kind.TURN:
+        if kind == OP_TURN:
             turned = self._turn(seat, tab)
             return (*events, turned) if events else (turned,)
-        if kind is Kind.STUCK:
+        if kind == OP_STUCK:
             self._declare(seat, move.stuck or "S", events)
             return tuple(events)
-        if kind is Kind.CALL:
+        if kind == OP_CALL:
             if tab.nertz:
                 events.append(self._false_call(seat, tab, t))
                 self._after_change(events)
@@ -589,7 +583,7 @@ class Round:
                 self._call(seat, t, False, events)
             return tuple(events)
         src = move.src
-        if kind is Kind.TO_FOUNDATION:
+        if kind == OP_TO_FOUNDATION:
             if src == "N":
                 card = tab.nertz.pop()
             elif src == "W":
@@ -598,7 +592,7 @@ class Round:
                 card = tab.work[move.work_src].pop()
             started = target == NEW_FOUNDATION
             fi = self._place(card, seat, target, t)
-            events.append(CardsMoved(seat, str(move), (card,), src, "F", fi + 1, started, t))
+            events.append(CardsMoved(seat, move.text, (card,), src, "F", fi + 1, started, t))
             moved: tuple[Card, ...] = (card,)
         else:
             dst = tab.work[target]
@@ -614,14 +608,14 @@ class Round:
                 moved = tuple(pile[i:])
                 del pile[i:]
                 dst.extend(moved)
-            events.append(CardsMoved(seat, str(move), moved, src, move.dst, 0, False, t))
+            events.append(CardsMoved(seat, move.text, moved, src, move.dst, 0, False, t))
         if src not in ("N", "W"):
             k = move.work_src
             pile = tab.work[k]
             if pile and len(pile) == tab.down[k]:
                 tab.down[k] -= 1
                 events.append(CardRevealed(seat, k + 1, pile[-1]))
-        if src == "N" and not tab.nertz and not self._manual and self.ended is None:
+        if src == "N" and not tab.nertz and not self.rules.manual_call and self.ended is None:
             self._call(seat, t, True, events)
             return tuple(events)
         if self.ended is None:
@@ -658,7 +652,7 @@ class Round:
         for rank in old:
             accepting[base | rank].remove(fi)
         for rank in f.needs:
-            insort(accepting.setdefault(base | rank, []), fi)
+            insort(accepting[base | rank], fi)
         if old and not f.needs:
             self._open_piles.remove(fi)
         elif f.needs and not old:
@@ -669,7 +663,7 @@ class Round:
         stock = tab.stock
         waste = tab.waste
         recycled = False
-        if not self._continuous:
+        if not self.rules.continuous_stock:
             if not stock:
                 waste.reverse()
                 tab.stock, tab.waste = waste, []
@@ -715,7 +709,7 @@ class Round:
         """Rotate every seat's declared pile and clear all declarations (SPEC ``stuck_reset``):
         every seat has declared, so each declaration says which pile."""
         chosen = tuple(self.stuck)
-        either = self._either
+        either = self.rules.rotate_either
         for tab, pile in zip(self.tableaus, chosen, strict=True):
             if either and pile == "N":
                 if tab.nertz:
@@ -835,7 +829,8 @@ class Round:
         a stock rotation. (Declared seats rotate what they declared.)
         """
         tab = self.tableaus[seat]
-        if self._either and len(tab.nertz) > 1 and self._pool_helps(tab, tab.nertz[:-1]):
+        either = self.rules.rotate_either
+        if either and len(tab.nertz) > 1 and self._pool_helps(tab, tab.nertz[:-1]):
             return "N"
         return "S"
 
@@ -902,7 +897,7 @@ class Round:
         if not size:
             return []
         n = self.rules.turn_count
-        continuous = self.rules.stock_end == "continuous"
+        continuous = self.rules.continuous_stock
         seen: set[int] = set()
         tops: list[Card] = []
         w = len(tab.waste)
@@ -924,7 +919,7 @@ class Round:
         if not tab.nertz:
             # An empty pile can call (manual); under auto the round is over already.
             return True
-        nertz = tab.nertz if resets and self._either else tab.nertz[-1:]
+        nertz = tab.nertz if resets and self.rules.rotate_either else tab.nertz[-1:]
         reachable = tab.stock + tab.waste if resets else self._reachable_stock_cards(tab, False)
         return self._pool_helps(tab, nertz + reachable)
 
@@ -943,13 +938,13 @@ class Round:
             if rank == 0:
                 if self._open_piles:
                     return True
-            elif accepting.get(c.key):
+            elif accepting[c.key]:
                 return True
         work = tab.work
         down = tab.down
         if self._productive_work(work, down, pool):
             return True
-        if not self._partial:
+        if not self.rules.move_partial_runs:
             return False
         return self._search_rearrangements(work, down, pool)
 
@@ -963,7 +958,7 @@ class Round:
                 if pool:
                     return True
                 continue
-            if self.foundation_for(pile[-1]) != -2:
+            if self.foundation_for(pile[-1]) != NO_FOUNDATION:
                 return True
             for c in pool:
                 if self._fits_pile(pile, down[j], [c]):
@@ -1109,7 +1104,7 @@ def hand_refusal(move: Move, hand: int) -> str | None:
     Nertz pile, partner 1 the stock and waste, both the work piles), or None if it may."""
     if hand not in (0, 1):
         return f"there is no partner {hand} (0 or 1)"
-    if hand == 0 and (move.kind is Kind.TURN or move.src == "W"):
+    if hand == 0 and (move.op == OP_TURN or move.src == "W"):
         return "under split teams the stock and waste are the other partner's"
     if hand == 1 and move.src == "N":
         return "under split teams the Nertz pile is the other partner's"

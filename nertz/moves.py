@@ -40,6 +40,22 @@ class Kind(Enum):
     CALL = "call"
 
 
+OP_TO_FOUNDATION: Final = 0
+"""``Move.op`` of a play to a foundation: the kinds as small ints, which compiled code compares
+without a lookup (an Enum member is an attribute of its class, looked up on every use)."""
+OP_TO_WORK: Final = 1
+"""``Move.op`` of a play onto a work pile."""
+OP_TURN: Final = 2
+"""``Move.op`` of a turn of the stock."""
+OP_STUCK: Final = 3
+"""``Move.op`` of a stuck declaration."""
+OP_CALL: Final = 4
+"""``Move.op`` of the call."""
+_OPS: Final = {
+    Kind.TO_FOUNDATION: OP_TO_FOUNDATION, Kind.TO_WORK: OP_TO_WORK, Kind.TURN: OP_TURN,
+    Kind.STUCK: OP_STUCK, Kind.CALL: OP_CALL,
+}
+
 NERTZ_PILE: Final = "N"
 """Pile code of the Nertz pile."""
 WASTE: Final = "W"
@@ -76,15 +92,22 @@ class Move:
     """The source work pile as a 0-based index, or -1 when the source is not a work pile."""
     work_dst: int = field(default=-1, compare=False, repr=False)
     """The destination work pile as a 0-based index, or -1 for a foundation."""
+    op: int = field(default=-1, compare=False, repr=False)
+    """``kind`` as one of the ``OP_*`` numbers, for the engine's hot paths."""
 
     def __post_init__(self) -> None:
         # Derived once here: the engine reads them on every move it checks and makes.
         object.__setattr__(self, "text", self._format())
         object.__setattr__(self, "work_src", int(self.src) - 1 if self.src.isdigit() else -1)
         object.__setattr__(self, "work_dst", int(self.dst) - 1 if self.dst.isdigit() else -1)
+        object.__setattr__(self, "op", _OPS[self.kind])
 
     def __str__(self) -> str:
         return self.text
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        # Pickled as its text: the compiled class cannot restore a frozen dataclass's slots.
+        return (Move.parse, (self.text,))
 
     def _format(self) -> str:
         kind = self.kind
@@ -100,7 +123,7 @@ class Move:
         return f"{src}-{self.dst}"
 
     @staticmethod
-    def parse(text: str, call_word: str | None = None) -> Move:
+    def parse(text: object, call_word: str | None = None) -> Move:
         """Read a move; raises :class:`NotationError` naming the text if it is no move at all.
 
         The call is ``NERTZ`` or any of :data:`CALL_WORDS`; with ``call_word`` (the ruleset's

@@ -13,9 +13,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from nertz.cards import Card
-from nertz.engine import NEW_FOUNDATION, Round
+from nertz.engine import NEW_FOUNDATION, NO_FOUNDATION, Round
 from nertz.match import Match
-from nertz.moves import CALL, STUCK, STUCK_NERTZ, TURN, Kind, Move, to_foundation, to_work
+from nertz.moves import (
+    CALL,
+    OP_STUCK,
+    STUCK,
+    STUCK_NERTZ,
+    TURN,
+    Move,
+    to_foundation,
+    to_work,
+)
 from nertz.replay import Recorder, ReplayFile
 from nertz.rules import Rules
 from nertz.state import Tableau
@@ -28,11 +37,11 @@ def greedy_move(rnd: Round, seat: int) -> Move | None:
     """The greedy policy's play for ``seat``, or None if it would only turn the stock."""
     tab = rnd.tableaus[seat]
     if not tab.nertz:
-        return CALL if rnd.rules.call == "manual" else None
+        return CALL if rnd.rules.manual_call else None
     fits = rnd.foundation_for
     top = tab.nertz[-1]
     fi = fits(top)
-    if fi != -2:
+    if fi != NO_FOUNDATION:
         return to_foundation("N", 0 if fi == NEW_FOUNDATION else fi + 1)
     work = tab.work
     down = tab.down
@@ -40,13 +49,13 @@ def greedy_move(rnd: Round, seat: int) -> Move | None:
     waste = tab.waste[-1] if tab.waste else None
     if waste is not None:
         fi = fits(waste)
-        if fi != -2:
+        if fi != NO_FOUNDATION:
             return to_foundation("W", 0 if fi == NEW_FOUNDATION else fi + 1)
     for k in range(n):
         pile = work[k]
         if len(pile) > down[k]:
             fi = fits(pile[-1])
-            if fi != -2:
+            if fi != NO_FOUNDATION:
                 return to_foundation(_NAMES[k], 0 if fi == NEW_FOUNDATION else fi + 1)
     if rnd.rules.jokers:
         return _greedy_to_work_wild(rnd, tab, top, waste)
@@ -138,7 +147,7 @@ def play_round(
                     move = STUCK
             else:
                 move = TURN
-            if move is STUCK and rnd.rules.stuck_reset == "rotate_either" and rnd.resets % 2:
+            if move is STUCK and rnd.rules.rotate_either and rnd.resets % 2:
                 # Alternate which pile rotates, so every Nertz card comes up in time too.
                 move = STUCK_NERTZ
             if move is TURN:
@@ -150,7 +159,7 @@ def play_round(
                 on_move(seat, move)
             events = rnd.play(seat, move)
             actions += 1
-            if move.kind is Kind.STUCK and len(events) > 1:
+            if move.op == OP_STUCK and len(events) > 1:
                 idle = [0] * seats
         seat += 1
         if seat == seats:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from nertz.errors import RulesError
@@ -80,13 +80,42 @@ class Rules:
     """The project's, not a rulebook's: across each N rounds for N seats the same N hands are
     dealt, each seat playing every hand once (the luck of the deal evened out)."""
 
+    # Flags derived once from the options above, for the engine's hot paths (they are no
+    # options: no constructor argument, not compared, not in the spec).
+    rotate_either: bool = field(init=False, repr=False, compare=False)
+    """``stuck_reset`` is ``rotate_either``: a declaration chooses the pile to rotate."""
+    manual_call: bool = field(init=False, repr=False, compare=False)
+    """``call`` is ``manual``: an empty Nertz pile may play on and must call."""
+    continuous_stock: bool = field(init=False, repr=False, compare=False)
+    """``stock_end`` is ``continuous``: a short turn goes on into the turned-over waste."""
+    penalised_false_call: bool = field(init=False, repr=False, compare=False)
+    """``false_call`` is ``penalised``: a call with cards left is allowed and costs."""
+    split_teams: bool = field(init=False, repr=False, compare=False)
+    """``teams`` is ``split``: one partner the Nertz pile, the other the stock and waste."""
+
+    def __post_init__(self) -> None:
+        derived = {
+            "rotate_either": self.stuck_reset == "rotate_either",
+            "manual_call": self.call == "manual",
+            "continuous_stock": self.stock_end == "continuous",
+            "penalised_false_call": self.false_call == "penalised",
+            "split_teams": self.teams == "split",
+        }
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)
+
+    def __reduce__(self) -> tuple[object, tuple[dict[str, Any]]]:
+        # Pickled as its options (worker processes, Ray tasks): the compiled class cannot
+        # restore a frozen dataclass's slots one by one.
+        return (_from_options, (self.to_options(),))
+
     def replace(self, **changes: Any) -> Rules:
         """A copy with some options changed, each validated."""
         return Rules.from_spec({**self.to_options(), **changes})
 
     def to_options(self) -> dict[str, Any]:
         """Every option and its value, in catalogue order."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
 
     def to_spec(self) -> str | dict[str, Any]:
         """The shortest replay-file form: a preset name, or a preset plus its overrides."""
@@ -333,6 +362,11 @@ PRESET_SUMMARIES: Final[dict[str, str]] = {name: d for name, (_, _, d) in _PRESE
 """A plain-words summary of each preset."""
 DEFAULT_PRESET: Final = "pagat"
 """The preset used when none is named."""
+
+
+def _from_options(options: dict[str, Any]) -> Rules:
+    """A ruleset from :meth:`Rules.to_options`'s output (unpickling)."""
+    return Rules(**options)
 
 
 def preset(name: str) -> Rules:

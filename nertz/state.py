@@ -95,6 +95,11 @@ class Layout:
     stock: tuple[Card, ...]
     waste: tuple[Card, ...] = ()
 
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # Pickled through the constructor: the compiled class cannot restore a frozen
+        # dataclass's slots one by one.
+        return (Layout, (self.nertz, self.work, self.stock, self.waste))
+
     def to_tableau(self) -> Tableau:
         """The engine form (checked by :func:`nertz.engine.check_layout` first)."""
         work = [[c for c, _ in pile] for pile in self.work]

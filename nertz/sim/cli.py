@@ -36,6 +36,10 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--rounds", type=int, default=400)
     p.add_argument("--seed", default="0")
     p.add_argument("--workers", type=int, default=1, help="processes; 0 uses every core")
+    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="run on a Ray cluster (the cluster extra): ADDRESS of its head "
+                        "(HOST:6379, or ray://HOST:10001); alone, this machine's cluster or "
+                        "a new local one")
     p.add_argument("--no-rotate", action="store_true", help="keep every player in its seat")
     p.add_argument("--json", action="store_true", help="print the statistics as JSON")
     p.add_argument("--plot", metavar="DIR", help="write PNG charts into DIR")
@@ -84,7 +88,12 @@ def run_command(args: argparse.Namespace) -> int:
     config = SimConfig(rules, players, seed, rotate=not args.no_rotate)
     bar = ProgressBar(sys.stderr, force=args.progress)
     started = time.perf_counter()
-    records = run(config, args.rounds, args.workers, bar)
+    if args.ray is not None:
+        from nertz.sim.cluster import run_on_ray
+
+        records = run_on_ray(config, args.rounds, args.ray, bar)
+    else:
+        records = run(config, args.rounds, args.workers, bar)
     elapsed = time.perf_counter() - started
     stats = summarize(records)
     rate = args.rounds / elapsed if elapsed > 0 else 0.0

@@ -109,9 +109,21 @@ def _label(config: SimConfig, player: PlayerSpec) -> str:
     return player.bot if len(speeds) == 1 else str(player)
 
 
-def _chunk(args: tuple[SimConfig, int, int]) -> list[RoundRecord]:
-    config, start, stop = args
+def play_chunk(config: SimConfig, start: int, stop: int) -> list[RoundRecord]:
+    """Rounds ``start`` to ``stop - 1`` of the run: one task of a worker process or of Ray."""
     return [play_one(config, i) for i in range(start, stop)]
+
+
+def _chunk(args: tuple[SimConfig, int, int]) -> list[RoundRecord]:
+    return play_chunk(*args)
+
+
+def chunks(rounds: int, workers: int) -> list[tuple[int, int]]:
+    """The run cut into ``(start, stop)`` ranges of consecutive rounds for ``workers``."""
+    # Chunks small enough for a smooth bar and a fair share per worker, large enough that the
+    # pickling of records stays a small cost.
+    size = max(1, min(50, rounds // (workers * 8) or 1))
+    return [(a, min(rounds, a + size)) for a in range(0, rounds, size)]
 
 
 def run(
@@ -126,10 +138,7 @@ def run(
     workers = min(workers, max(1, rounds))
     done = 0
     records: list[RoundRecord] = []
-    # Chunks small enough for a smooth bar and a fair share per worker, large enough that the
-    # pickling of records stays a small cost.
-    size = max(1, min(50, rounds // (workers * 8) or 1))
-    jobs = [(config, a, min(rounds, a + size)) for a in range(0, rounds, size)]
+    jobs = [(config, a, b) for a, b in chunks(rounds, workers)]
     results: Iterator[list[RoundRecord]]
     pool = None
     if workers == 1:

@@ -215,16 +215,25 @@ def two_players(
 # --------------------------------------------------------------------------- fixed deals
 
 
-class FixedMatch(Match):
+class FixedMatch:
     """A match whose rounds are dealt from :attr:`LAYOUTS` (round by round, while there are
-    some), so a test can set up a race; the replay file records the layouts as usual."""
+    some), so a test can set up a race; the replay file records the layouts as usual.
+
+    It wraps a :class:`Match` rather than subclassing it: the compiled engine's classes take no
+    subclasses written in (interpreted) Python."""
 
     LAYOUTS: ClassVar[list[Sequence[Layout]]] = []
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._match = Match(*args, **kwargs)
+
     def deal(self, layouts: Sequence[Layout] | None = None) -> Any:
-        if layouts is None and self.round_index < len(self.LAYOUTS):
-            layouts = self.LAYOUTS[self.round_index]
-        return super().deal(layouts)
+        if layouts is None and self._match.round_index < len(self.LAYOUTS):
+            layouts = self.LAYOUTS[self._match.round_index]
+        return self._match.deal(layouts)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._match, name)
 
 
 # --------------------------------------------------------------------------- cards in messages
