@@ -4,8 +4,6 @@ answered again after a restart names the version of the update that carried the 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from server_support import (
     FixedMatch,
@@ -24,14 +22,6 @@ import nertz.server.edge.app as app_module
 import nertz.server.room.lobby as lobby_module
 import nertz.server.room.table as table_module
 from nertz.server.edge.app import create_app
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'store.db'}"
-    url: str = request.getfixturevalue("pg_url")
-    return url
 
 
 def test_an_old_id_is_still_answered_not_applied(

@@ -22,14 +22,6 @@ from nertz.server.store import Store, room_log
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'store.db'}"
-    url: str = request.getfixturevalue("pg_url")
-    return url
-
-
 def wait_for(condition: Any, timeout: float = 15.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
