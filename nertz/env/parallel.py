@@ -76,6 +76,15 @@ Action = int | np.integer[Any] | None
 """An action index: a plain int, or the numpy integer a ``Discrete`` space samples; None waits
 (it is what PettingZoo's AEC wrapper sends for a finished agent)."""
 
+StepResult = tuple[
+    dict[str, Observation],
+    dict[str, float],
+    dict[str, bool],
+    dict[str, bool],
+    dict[str, Info],
+]
+"""What a step returns, per agent: observations, rewards, terminations, truncations, infos."""
+
 MAX_CYCLES: Final = 1000
 """Default step cap. Greedy bots finish a four-seat round in 30 to 100 steps; random agents
 rarely finish one at all."""
@@ -256,25 +265,13 @@ class NertzParallelEnv(ParallelEnv[str, Observation, Action]):
 
     def step(
         self, actions: Mapping[str, Action]
-    ) -> tuple[
-        dict[str, Observation],
-        dict[str, float],
-        dict[str, bool],
-        dict[str, bool],
-        dict[str, Info],
-    ]:
+    ) -> StepResult:
         """Apply every seat's action in a fresh seeded order; see the module docstring."""
         return self.step_moves(actions, {})
 
     def step_moves(
         self, actions: Mapping[str, Action], moves: Mapping[int, Move | None]
-    ) -> tuple[
-        dict[str, Observation],
-        dict[str, float],
-        dict[str, bool],
-        dict[str, bool],
-        dict[str, Info],
-    ]:
+    ) -> StepResult:
         """:meth:`step`, with some seats giving an engine move (None waits) instead of an
         action index: ``moves`` maps a seat number to its move, and wins over ``actions``.
 
