@@ -32,7 +32,6 @@ import contextlib
 import json
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -49,6 +48,8 @@ from websockets.asyncio.client import connect
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+# The port and memory probes are server_load's: one definition for both benchmarks.
+from bench.server_load import free_port, rss_mb  # noqa: E402
 from nertz import replay  # noqa: E402
 from nertz.bots import GreedyBot, Observation  # noqa: E402
 from nertz.net.client import Client, ClientError  # noqa: E402
@@ -80,22 +81,6 @@ class Tally:
     hostile_sent: int = 0
     hostile_answers: Counter[str] = field(default_factory=Counter)
     live_rooms: list[str] = field(default_factory=list)
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def rss_mb(pid: int) -> float:
-    """A process's resident memory in MB, from /proc."""
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 @contextlib.contextmanager
