@@ -34,7 +34,7 @@ from nertz.cards import Card
 from nertz.engine import Round
 from nertz.events import Called, CardRevealed, CardsMoved
 from nertz.moves import Kind
-from nertz.replay import MoveOutcome, ReplayFile, run
+from nertz.replay import MoveOutcome, Race, ReplayFile, run
 
 FORMAT: Final = "nertz-analysis/1"
 """The ``format`` value of :meth:`Analysis.to_json`."""
@@ -96,10 +96,10 @@ class RaceEntry:
     margin_ms: int | None
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON form."""
-        return {"round": self.round, "t": self.t, "winner": self.winner, "loser": self.loser,
-                "card": str(self.card), "foundation": self.foundation,
-                "margin_ms": self.margin_ms}
+        """The JSON form: the round, then the race as a replay file writes it."""
+        # One race format: the report's races read like the file's (``Race.to_json``).
+        race = Race(self.t, self.winner, self.loser, self.card, self.foundation, self.margin_ms)
+        return {"round": self.round, **race.to_json()}
 
 
 @dataclass(frozen=True, slots=True)
