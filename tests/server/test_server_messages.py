@@ -9,6 +9,7 @@ from nertz.events import (
     Called,
     CardRevealed,
     CardsMoved,
+    Ended,
     FalseCallPenalty,
     ResetDone,
     RoundEnded,
@@ -31,7 +32,7 @@ def test_every_event_says_its_public_json() -> None:
         ResetDone(("S", "N")),
         Called(0, 1500, False, "Nertz"),
         FalseCallPenalty(1, (AS, TWO), 10),
-        RoundEnded("nertz", 0),
+        RoundEnded(Ended.NERTZ, 0),
     ]
     kinds = [e.to_json()["kind"] for e in events]  # type: ignore[index]
     assert kinds == ["moved", "revealed", "turned", "stuck", "reset", "called", "false_call",
