@@ -16,6 +16,7 @@ import pytest
 
 from nertz.bots import BOTS, SPEEDS, Bot, Observation, find_bot, sample_world
 from nertz.bots.memory import StockMemory
+from nertz.engine import NO_FOUNDATION
 from nertz.match import Match
 from nertz.moves import Move
 from nertz.rules import Rules, preset
@@ -86,7 +87,7 @@ class _Peeking(Bot):
         rnd = obs.round
         tab = obs.tableau
         moves = rnd.legal_moves(obs.seat)
-        if tab.stock and rnd.foundation_for(tab.stock[-1]) != -2:
+        if tab.stock and rnd.foundation_for(tab.stock[-1]) != NO_FOUNDATION:
             return moves[-1]
         return moves[0] if moves else None
 

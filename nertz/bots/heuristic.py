@@ -34,13 +34,14 @@ from collections.abc import Container
 from typing import Final
 
 from nertz.cards import Card
-from nertz.engine import NEW_FOUNDATION, Round
+from nertz.engine import NEW_FOUNDATION, NO_FOUNDATION, Round
 from nertz.moves import CALL, TURN, Kind, Move, to_foundation, to_work
 from nertz.scoring import card_value
 from nertz.state import Tableau
 
-NOWHERE: Final = -2
-"""What :meth:`Round.foundation_for` answers for a card that fits no foundation."""
+NOWHERE: Final = NO_FOUNDATION
+"""What :meth:`Round.foundation_for` answers for a card that fits no foundation (the engine's
+:data:`~nertz.engine.NO_FOUNDATION`)."""
 SOON: Final = 3
 """A card fits a foundation *soon* when its suit's foundation needs a card at most this many
 ranks below it (or it is at most this many ranks above the starter)."""
