@@ -25,7 +25,7 @@ import contextlib
 import gc
 import logging
 import math
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -44,8 +44,9 @@ from nertz.analysis import analyse
 from nertz.errors import ReplayError, RulesError
 from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
 from nertz.server import protocol
+from nertz.server.cluster.remote import RemoteSocket
 from nertz.server.edge.connection import Connection
-from nertz.server.hub import ROOM_IDLE_SECONDS, Hub
+from nertz.server.hub import ROOM_IDLE_SECONDS, Hub, OwnedElsewhere
 from nertz.server.limits import Barred, KeyedLimit, SocketCaps, TokenBucket, give_back_memory
 from nertz.server.live import LiveRoom
 from nertz.server.openapi import ROUTES as API
@@ -227,6 +228,8 @@ def create_app(
     sockets_per_address: int = SOCKETS_PER_ADDRESS,
     max_sockets: int = MAX_SOCKETS,
     room_idle_seconds: float = ROOM_IDLE_SECONDS,
+    redis_url: str | None = None,
+    redis_prefix: str | None = None,
 ) -> FastAPI:
     """The application; storage opens (and migrates) at start-up and every live room returns.
 
@@ -235,7 +238,12 @@ def create_app(
     per client address, ``sockets_per_address`` and ``max_sockets`` the sockets open at once
     (0: no limit); a room with nobody connected for ``room_idle_seconds`` closes. The client
     address is the peer's: the server in front (``nertz serve``)
-    rewrites it from forwarded headers only for the proxies it was told to trust."""
+    rewrites it from forwarded headers only for the proxies it was told to trust.
+
+    With ``redis_url`` the app is one process of a service of many (``nertz serve --workers``,
+    :mod:`nertz.server.cluster`): it owns the rooms whose leases it holds, and pipes the
+    sockets and relays the requests of the others' rooms to their owners over Redis
+    (``redis_prefix`` keeps services sharing one Redis apart)."""
     state: dict[str, Any] = {}
     sockets = SocketCaps(sockets_per_address, max_sockets)
     bad_tokens = KeyedLimit(BAD_TOKENS_PER_MINUTE)
@@ -244,8 +252,20 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = await Store.open(db_url)
+        node = None
+        if redis_url is not None:
+            from nertz.server.cluster import DEFAULT_PREFIX, Node
+
+            try:
+                node = await Node.connect(redis_url, redis_prefix or DEFAULT_PREFIX)
+            except BaseException:
+                await store.close()
+                raise
+            node.on_socket = _remote_socket
+            node.relay.calls.update({"info": _call_info, "join": _call_join})
+            state["node"] = node
         hub = Hub(store, start_bots=start_bots, deal_seed=deal_seed,
-                  idle_seconds=room_idle_seconds)
+                  idle_seconds=room_idle_seconds, node=node)
         restored = await hub.restore_all()
         log.info("nertz: %d rooms restored", restored)
         # Everything alive now (imports, the restored rooms) stays alive: keep the collector
@@ -257,6 +277,8 @@ def create_app(
             yield
         finally:
             await hub.close()
+            if node is not None:
+                await node.close()
             await store.close()
 
     app = FastAPI(title="nertz", lifespan=lifespan, docs_url=None, redoc_url=None)
@@ -286,11 +308,14 @@ def create_app(
             raise ApiError(400, f"not JSON: {exc}") from None
 
     async def find_room(key: str) -> LiveRoom | None:
-        """The room, rebuilt if need be; a room that cannot be rebuilt is a 503, not a crash."""
+        """The room, rebuilt if need be; a room that cannot be rebuilt is a 503, not a crash.
+        Raises :class:`OwnedElsewhere` for a room another process owns."""
         if len(key) > 32:
             return None
         try:
             return await hub().get(key)
+        except OwnedElsewhere:
+            raise
         except Exception:
             log.exception("room %s could not be loaded", key)
             raise ApiError(503, f"room {key!r} is unavailable") from None
@@ -369,19 +394,68 @@ def create_app(
 
     @app.get("/api/rooms/{key}", **API["get_room"])
     async def get_room(key: str) -> dict[str, Any]:
-        room = await find_room(key)
-        if room is None and len(key) <= 32:
-            closed = await hub().closed_info(key)
-            if closed is not None:
-                return closed
-        return (await room_or_404(key)).table.room_info()
+        try:
+            room = await find_room(key)
+            if room is None and len(key) <= 32:
+                closed = await hub().closed_info(key)
+                if closed is not None:
+                    return closed
+            return (await room_or_404(key)).table.room_info()
+        except OwnedElsewhere as exc:
+            return await _relayed(exc, "info", {"room": exc.room_id})  # type: ignore[no-any-return]
 
     @app.post("/api/rooms/{key}/join", **API["join_room"])
     async def join_room(key: str, request: Request) -> dict[str, Any]:
-        room = await room_or_404(key)
-        data: JoinRoom = await body(request, JoinRoom)
-        now = asyncio.get_running_loop().time()
         address = request.client.host if request.client else "?"
+        try:
+            room = await room_or_404(key)
+        except OwnedElsewhere as exc:
+            data: JoinRoom = await body(request, JoinRoom)
+            return await _relayed(exc, "join", {  # type: ignore[no-any-return]
+                "room": exc.room_id, "name": data.name, "spectator": data.spectator,
+                "address": address})
+        data = await body(request, JoinRoom)
+        return await _checked_join(room, data.name, data.spectator, address)
+
+    async def _relayed(exc: OwnedElsewhere, op: str, args: dict[str, Any]) -> Any:
+        """Ask the room's owner (another process) to answer the request."""
+        from nertz.server.cluster import RelayError
+
+        try:
+            return await state["node"].relay.call(exc.owner, op, args)
+        except RelayError as err:
+            raise ApiError(err.status, str(err)) from None
+
+    async def _owned(room_id: str) -> LiveRoom:
+        """A room a relayed request is for, which must be owned here."""
+        from nertz.server.cluster import RelayError
+
+        try:
+            room = await find_room(room_id)
+        except OwnedElsewhere:
+            raise RelayError("the room moved to another process: try again", 503) from None
+        except ApiError as exc:
+            raise RelayError(exc.message, exc.status) from None
+        if room is None:
+            raise RelayError(f"no room {room_id!r}", 404)
+        return room
+
+    async def _call_info(args: dict[str, Any]) -> dict[str, Any]:
+        return (await _owned(args["room"])).table.room_info()
+
+    async def _call_join(args: dict[str, Any]) -> dict[str, Any]:
+        from nertz.server.cluster import RelayError
+
+        room = await _owned(args["room"])
+        try:
+            return await _checked_join(room, args["name"], args["spectator"], args["address"])
+        except ApiError as exc:
+            raise RelayError(exc.message, exc.status) from None
+
+    async def _checked_join(room: LiveRoom, name: str, spectator: bool,
+                            address: str) -> dict[str, Any]:
+        now = asyncio.get_running_loop().time()
+        data = JoinRoom(name, spectator)
         with contextlib.suppress(protocol.ProtocolError):  # a bad name is refused by the join
             looks = protocol.name_skeleton(protocol.clean_name(data.name))
             wait = max(barred.left(f"{room.id} address {address}", now),
@@ -503,7 +577,9 @@ def create_app(
             await ws.accept()
             conn = Connection(ws, address)
             try:
-                await _serve(ws, conn, room_id)
+                await _serve(ws.receive, conn, room_id)
+            except OwnedElsewhere as exc:
+                await _pipe(ws, conn, exc)
             finally:
                 await conn.finish()
         finally:
@@ -519,7 +595,45 @@ def create_app(
         else:
             await ws.close(code=1013, reason=message[:120])
 
-    async def _serve(ws: WebSocket, conn: Connection, room_id: str) -> None:
+    async def _pipe(ws: WebSocket, conn: Connection, exc: OwnedElsewhere) -> None:
+        """Another process owns the room: carry the socket's frames there and its answers
+        back (:mod:`nertz.server.cluster.pipe`)."""
+        pipes = state["node"].pipes
+        socket_id = pipes.start(exc.room_id, exc.owner, conn, conn.address)
+        try:
+            while not conn.closed:
+                frame = await ws.receive()
+                if frame["type"] == "websocket.disconnect":
+                    break
+                pipes.forward(socket_id, frame)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            pipes.end(socket_id)
+
+    remote_sessions: set[asyncio.Task[None]] = set()
+
+    def _remote_socket(room_id: str, sock: RemoteSocket) -> None:
+        """A socket another process holds for a room owned here: its session runs here."""
+        task = asyncio.get_running_loop().create_task(_remote_session(room_id, sock))
+        remote_sessions.add(task)
+        task.add_done_callback(remote_sessions.discard)
+
+    async def _remote_session(room_id: str, sock: RemoteSocket) -> None:
+        from nertz.server.cluster.pipe import MOVED_CODE
+
+        try:
+            await _serve(sock.receive, sock, room_id)
+        except OwnedElsewhere:
+            sock.close(MOVED_CODE, "the room moved: reconnect")
+        except Exception:
+            log.exception("room %s: a relayed socket failed", room_id)
+        finally:
+            sock.close()
+            state["node"].forget_socket(sock)
+
+    async def _serve(receive: Callable[[], Awaitable[Message]], conn: Connection | RemoteSocket,
+                     room_id: str) -> None:
         try:
             room = await find_room(room_id)
         except ApiError as exc:
@@ -541,7 +655,7 @@ def create_app(
             while not conn.closed:
                 try:
                     frame = await asyncio.wait_for(
-                        ws.receive(),
+                        receive(),
                         timeout=None if said_hello else max(0.0, hello_by - loop.time()),
                     )
                 except TimeoutError:
@@ -598,6 +712,10 @@ def create_app(
                     except ApiError as exc:
                         conn.send(_error("unavailable", exc.message))
                         continue
+                    except OwnedElsewhere:
+                        # Another process took the room: the client reconnects and reaches it.
+                        conn.close(1012, "the room moved: reconnect")
+                        break
                     if fresh is None:  # closed meanwhile (nobody else was in it)
                         conn.send(_error("room_closed", "this room has closed"))
                         break
@@ -615,7 +733,8 @@ def create_app(
             if said_hello:
                 room.detach(conn)
 
-    def _dispatch(room: LiveRoom, player: Player, msg: Any, conn: Connection) -> None:
+    def _dispatch(room: LiveRoom, player: Player, msg: Any,
+                  conn: Connection | RemoteSocket) -> None:
         # Hello and sync are the socket's business; every other message is the table's.
         if isinstance(msg, protocol.Sync):
             room.resync(conn, player, msg.since)
@@ -626,14 +745,15 @@ def create_app(
         else:
             room.handle(player, msg, conn)
 
-    def _kick(room: LiveRoom, by: Player, msg: protocol.Kick, conn: Connection) -> None:
+    def _kick(room: LiveRoom, by: Player, msg: protocol.Kick,
+              conn: Connection | RemoteSocket) -> None:
         target_id = msg.player
         target = room.table.players.get(target_id)
         sinks = room.fanout.sinks
         theirs = {sink.address for sink, pid in sinks.items()
-                  if pid == target_id and isinstance(sink, Connection)}
+                  if pid == target_id and isinstance(sink, Connection | RemoteSocket)}
         others = {sink.address for sink, pid in sinks.items()
-                  if pid != target_id and isinstance(sink, Connection)}
+                  if pid != target_id and isinstance(sink, Connection | RemoteSocket)}
         room.handle(by, msg, conn)
         if target is None or target_id in room.table.players:
             return  # refused: the sender was told why
