@@ -69,10 +69,13 @@ room_epochs = sa.Table(
 append carrying an older epoch is refused in its own transaction (fencing)."""
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+"""Where the Alembic scripts live."""
+
+MIGRATION_LOCK = 0x6E65727A
+"""The PostgreSQL advisory lock that lets one process at a time migrate ("nerz")."""
 
 BATCH_WINDOW = 0.004
 """Seconds a busy store waits to gather appends into one commit (an idle one commits at once)."""
-"""Where the Alembic scripts live."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +164,10 @@ class Store:
 
         store = cls(engine)
         async with engine.begin() as conn:
+            if engine.dialect.name == "postgresql":
+                # Several processes may start at once on a fresh database: one migrates, the
+                # others wait here (until its transaction ends) and then find nothing to do.
+                await conn.execute(sa.text(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})"))
             await conn.run_sync(_upgrade)
         store._writer = asyncio.create_task(store._write_loop(), name="nertz-store-writer")
         return store
