@@ -39,7 +39,7 @@ BROADCASTS = ("room", "table", "update", "round_over")
 @pytest.fixture
 def quick_bots(monkeypatch: pytest.MonkeyPatch) -> None:
     """The tests' network bots play at a few dozen milliseconds a card."""
-    monkeypatch.setitem(SPEEDS, "expert", SpeedProfile("expert", 40.0, 20.0))
+    monkeypatch.setitem(SPEEDS, "expert", SpeedProfile("expert", 80.0, 30.0))
 
 
 @dataclass
@@ -244,7 +244,10 @@ async def test_owner_killed_mid_match(service: Service, quick_bots: None) -> Non
     await proxy.start()
     try:
         game = await bot_game(a.url, (proxy.url, proxy.url))
-        runner = asyncio.create_task(play([game], 240))
+        heard: dict[str, list[tuple[float, str]]] = {"Ann": [], "Bob": []}
+        for bot in game.bots:
+            bot.client.listeners.append(lambda m, n=bot.client.name: heard[n].append((time.monotonic(), m.get("type") + str(m.get("id", "")))))
+        runner = asyncio.create_task(play([game], 60))
         await until(lambda: len(game.acked) >= 5, 60, "moves before the kill")
         owner = await service.owner(game.room)
         victim = next(i for i, p in enumerate(service.procs) if p.port == a.port)
@@ -257,7 +260,17 @@ async def test_owner_killed_mid_match(service: Service, quick_bots: None) -> Non
         await until(moved, 15, "another process to take the room")
         taken = time.monotonic() - killed
         print(f"room taken over {taken:.2f} s after the kill")
-        await runner
+        try:
+            await runner
+        except BaseException:
+            print("routes", proxy.routed, "procs", [p.port for p in service.procs], "killed", killed)
+            for bot in game.bots:
+                c = bot.client
+                print(c.name, c._ws.local_address if c._ws else None, [(round(t, 2), x) for t, x in heard[c.name][-15:]])
+                print(bot.client.name, c.phase, c.closed, c.reconnects, c.pending, list(c.errors), bot.stats)
+            for p in service.procs:
+                print(p.log.read_text()[-6000:])
+            raise
         await check_log(service.db, game)
     finally:
         await proxy.close()

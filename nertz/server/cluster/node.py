@@ -180,6 +180,6 @@ class Node:
         piped = self.pipes.rooms()
         if piped:
             owners = await self.leases.owners(list(piped))
-            for room_id, owner in piped.items():
-                if owners.get(room_id) != owner:
-                    self.pipes.moved(room_id)
+            for room_id, owner in owners.items():
+                if owner is not None:  # nobody yet: the pipes wait for the new owner
+                    self.pipes.moved(room_id, owner)

@@ -95,14 +95,17 @@ class Pipes:
             pipe.conn.close(message.get("code", 1000), message.get("reason", ""))
             self.open.pop(message["sock"], None)
 
-    def rooms(self) -> dict[str, str]:
-        """Each room piped from here and the owner its pipes lead to."""
-        return {p.room_id: p.owner for p in self.open.values()}
+    def rooms(self) -> set[str]:
+        """The rooms piped from here."""
+        return {p.room_id for p in self.open.values()}
 
-    def moved(self, room_id: str) -> None:
-        """The room's owner changed: close its pipes so that their clients reconnect (to
-        whichever process, which reaches the new owner)."""
+    def moved(self, room_id: str, owner: str | None) -> None:
+        """The room's owner is ``owner`` now (None: nobody yet): close the pipes that lead
+        elsewhere, so that their clients reconnect (to whichever process, which reaches the
+        new owner). A room may have pipes to two owners for a moment: some opened before
+        the change, some after."""
         for socket_id, pipe in list(self.open.items()):
-            if pipe.room_id == room_id:
+            if pipe.room_id == room_id and pipe.owner != owner:
+                log.info("room %s moved to %s: closing a pipe to %s", room_id, owner, pipe.owner)
                 pipe.conn.close(MOVED_CODE, "the room moved: reconnect")
                 self.end(socket_id)
