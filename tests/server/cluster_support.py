@@ -116,7 +116,6 @@ class Proxy:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._next = 0
-        self.routed: list[tuple[float, int, int]] = []
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -141,7 +140,6 @@ class Proxy:
                 try:
                     upstream = await asyncio.wait_for(
                         asyncio.open_connection("127.0.0.1", backend.port), 2)
-                    self.routed.append((time.monotonic(), writer.get_extra_info("peername")[1], backend.port))
                     break
                 except (OSError, TimeoutError):
                     continue

@@ -132,5 +132,5 @@ async def test_relay_carries_messages_in_order_and_calls(redis: tuple[Redis, str
 async def test_node_connect_names_an_unreachable_redis() -> None:
     from nertz.server.cluster import ClusterError
 
-    with pytest.raises(ClusterError, match="Redis is not reachable at redis://127.0.0.1:1/0"):
+    with pytest.raises(ClusterError, match=r"Redis is not reachable at redis://127\.0\.0\.1:1/0"):
         await Node.connect("redis://127.0.0.1:1/0")
