@@ -49,6 +49,7 @@ from nertz.server.hub import ROOM_IDLE_SECONDS, Hub
 from nertz.server.limits import Barred, KeyedLimit, SocketCaps, TokenBucket, give_back_memory
 from nertz.server.live import LiveRoom
 from nertz.server.openapi import ROUTES as API
+from nertz.server.players import PlayersApi
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import CommandError, Error, Kicked
 from nertz.server.store import Store
@@ -253,6 +254,7 @@ def create_app(
         gc.freeze()
         state["hub"] = hub
         app.state.hub = hub
+        state["players"] = PlayersApi(hub)
         try:
             yield
         finally:
@@ -265,6 +267,9 @@ def create_app(
 
     def hub() -> Hub:
         return state["hub"]  # type: ignore[no-any-return]
+
+    def players() -> PlayersApi:
+        return state["players"]  # type: ignore[no-any-return]
 
     @app.exception_handler(ApiError)
     async def api_error(_request: Request, exc: ApiError) -> JSONResponse:
@@ -351,10 +356,16 @@ def create_app(
         out: dict[str, Any] = {"room": room.id, "code": room.table.code,
                                "url": room_url(request, room)}
         if data.name is not None:
-            out.update(await _join(room, data.name, False))
-        return JSONResponse(out, status_code=201)
+            out.update(await _join(request, room, data.name, False))
+        return _with_identity(request, out, 201)
 
-    async def _join(room: LiveRoom, name: str, spectator: bool) -> dict[str, Any]:
+    def _with_identity(request: Request, out: dict[str, Any], status: int) -> JSONResponse:
+        response = JSONResponse(out, status_code=status)
+        players().set_cookie(request, response, out.get("identity"))
+        return response
+
+    async def _join(request: Request, room: LiveRoom, name: str,
+                    spectator: bool) -> dict[str, Any]:
         try:
             player, token = await room.join(name, spectator)
         except CommandError as exc:
@@ -364,8 +375,19 @@ def create_app(
             raise ApiError(400, str(exc)) from None
         if room.table.broken:
             raise ApiError(503, "the room could not store the join; try again")
-        return {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
-                "host": player.id == room.table.host}
+        out = {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
+               "host": player.id == room.table.host}
+        try:
+            # The server decides who joined: the request's identity, or a new guest.
+            profile, identity = await players().joined(request, room.id, player.id,
+                                                       player.name)
+        except Exception:  # the seat stands without a profile (unrated), not a failed join
+            log.exception("room %s: could not tie %s to a player", room.id, player.id)
+        else:
+            out["profile"] = profile.id
+            if identity is not None:
+                out["identity"] = identity
+        return out
 
     @app.get("/api/rooms/{key}", **API["get_room"])
     async def get_room(key: str) -> dict[str, Any]:
@@ -377,7 +399,7 @@ def create_app(
         return (await room_or_404(key)).table.room_info()
 
     @app.post("/api/rooms/{key}/join", **API["join_room"])
-    async def join_room(key: str, request: Request) -> dict[str, Any]:
+    async def join_room(key: str, request: Request) -> JSONResponse:
         room = await room_or_404(key)
         data: JoinRoom = await body(request, JoinRoom)
         now = asyncio.get_running_loop().time()
@@ -390,9 +412,9 @@ def create_app(
                 raise ApiError(403, "you were removed from this room by its host: you may join "
                                     f"again in {math.ceil(wait / 60)} min",
                                {"Retry-After": str(math.ceil(wait))})
-        out = await _join(room, data.name, data.spectator)
+        out = await _join(request, room, data.name, data.spectator)
         out["room"] = room.id
-        return out
+        return _with_identity(request, out, 200)
 
     @app.get("/api/matches/{match_id}/replay", **API["match_replay"])
     async def match_replay(match_id: str) -> Response:
@@ -429,8 +451,8 @@ def create_app(
         out: dict[str, Any] = {"room": room.id, "code": room.table.code,
                                "url": room_url(request, room)}
         if data.name is not None:
-            out.update(await _join(room, data.name, False))
-        return JSONResponse(out, status_code=201)
+            out.update(await _join(request, room, data.name, False))
+        return _with_identity(request, out, 201)
 
     @app.get("/api/matches/{match_id}/analysis", **API["match_analysis"])
     async def match_analysis(match_id: str) -> Response:
@@ -645,6 +667,12 @@ def create_app(
         for address in addresses:
             barred.bar(f"{room.id} address {address}", now)
         barred.bar(f"{room.id} name {protocol.name_skeleton(target.name)}", now)
+
+    def players_error(status: int, message: str, headers: dict[str, str] | None = None
+                      ) -> ApiError:
+        return ApiError(status, message, headers)
+
+    app.include_router(PlayersApi.router_for(players, players_error))
 
     if WEB.is_dir():
         # Scripts and styles compress to a quarter; only the page's files go through gzip
