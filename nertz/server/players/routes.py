@@ -6,7 +6,6 @@ router the app includes (:meth:`PlayersApi.router`). docs/protocol.md lists the 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
@@ -17,7 +16,7 @@ from fastapi.responses import JSONResponse, Response
 
 from nertz.rules import PRESETS
 from nertz.server import protocol
-from nertz.server.limits import KeyedLimit
+from nertz.server.limits import Limits, Rate
 from nertz.server.players.accounts import AccountError, Accounts
 from nertz.server.players.history import History, Sitter
 from nertz.server.players.identity import (
@@ -47,6 +46,10 @@ log = logging.getLogger("nertz.players")
 
 SIGNINS_PER_MINUTE: Final = 10
 """Sign-in attempts one client address may make a minute (after a burst of as many)."""
+
+SIGNINS: Final = Rate("signins", SIGNINS_PER_MINUTE)
+"""The sign-in limit, kept in the service's shared :class:`Limits` (Redis with several
+processes), so a guesser cannot spread attempts over the processes."""
 
 MAX_BODY: Final = 4096
 """The largest body a players' route reads."""
@@ -88,14 +91,15 @@ class QuickAsk(msgspec.Struct, forbid_unknown_fields=True):
 class PlayersApi:
     """Everything about players, over the store's database and the hub's rooms."""
 
-    def __init__(self, hub: Hub, signins_per_minute: int = SIGNINS_PER_MINUTE) -> None:
+    def __init__(self, hub: Hub, limits: Limits, signins: Rate = SIGNINS) -> None:
         engine = hub.store.engine
         self.hub = hub
         self.identities = Identities(engine)
         self.accounts = Accounts(engine)
         self.history = History(engine)
         self.quick = QuickMatch(engine, self.identities, hub.create)
-        self.signins = KeyedLimit(signins_per_minute)
+        self.limits = limits
+        self.signins = signins
         hub.store.match_listeners.append(self.match_saved)
 
     # ------------------------------------------------------------------ hooks
@@ -196,11 +200,10 @@ class PlayersApi:
         @api.post("/api/account/signin", **API["sign_in"])
         async def sign_in(request: Request) -> JSONResponse:
             address = request.client.host if request.client else "?"
-            now = asyncio.get_running_loop().time()
-            if not get().signins.allow(address, now):
-                wait = max(1, get().signins.retry_after(address, now))
+            wait = await get().limits.take(get().signins, address)
+            if wait:
                 raise error(429, f"too many sign-ins from one address: try again in "
-                                         f"{wait} s", {"Retry-After": str(wait)})
+                                     f"{wait} s", {"Retry-After": str(wait)})
             data: Credentials = await body(request, Credentials)
             try:
                 profile = await get().accounts.sign_in(data.name, data.password)
@@ -361,4 +364,5 @@ class PlayersApi:
         return status
 
 
-__all__ = ["SIGNINS_PER_MINUTE", "DeleteAccount", "PasswordChange", "PlayersApi", "QuickAsk"]
+__all__ = ["SIGNINS", "SIGNINS_PER_MINUTE", "DeleteAccount", "PasswordChange", "PlayersApi",
+           "QuickAsk"]
