@@ -59,7 +59,7 @@ from nertz.server.openapi import ROUTES as API
 from nertz.server.players import PlayersApi
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import CommandError, Error, Kicked
-from nertz.server.store import Store
+from nertz.server.store import Store, StoreBusy
 
 log = logging.getLogger("nertz.app")
 
@@ -300,6 +300,13 @@ def create_app(
     async def api_error(_request: Request, exc: ApiError) -> JSONResponse:
         return JSONResponse({"error": exc.message}, status_code=exc.status, headers=exc.headers)
 
+    @app.exception_handler(StoreBusy)
+    async def store_busy(_request: Request, exc: StoreBusy) -> JSONResponse:
+        # Overload is not a fault: say so, and when to come back (never a 500).
+        log.warning("answered 503: %s", exc)
+        return JSONResponse({"error": f"the server is busy: try again in {exc.retry_after} s"},
+                            status_code=503, headers={"Retry-After": str(exc.retry_after)})
+
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         # The framework's own answers (no such path, a method not allowed) in the API's shape.
@@ -321,6 +328,8 @@ def create_app(
             return None
         try:
             return await hub().get(key)
+        except StoreBusy:
+            raise
         except Exception:
             log.exception("room %s could not be loaded", key)
             raise ApiError(503, f"room {key!r} is unavailable") from None
@@ -574,11 +583,17 @@ def create_app(
     async def _serve(ws: WebSocket, conn: Connection, room_id: str) -> None:
         try:
             room = await find_room(room_id)
+            closed = room is None and len(room_id) <= 32 and \
+                await hub().closed_info(room_id) is not None
         except ApiError as exc:
             conn.send(_error("unavailable", exc.message))
             return
+        except StoreBusy as exc:
+            conn.send(_error("unavailable", f"the server is busy: try again in "
+                                            f"{exc.retry_after} s"))
+            return
         if room is None:
-            if len(room_id) <= 32 and await hub().closed_info(room_id) is not None:
+            if closed:
                 conn.send(_error("room_closed", f"room {room_id!r} has closed (nobody was in "
                                                 "it)"))
             else:
@@ -652,6 +667,10 @@ def create_app(
                         fresh = await find_room(room.id)
                     except ApiError as exc:
                         conn.send(_error("unavailable", exc.message))
+                        continue
+                    except StoreBusy as exc:
+                        conn.send(_error("unavailable", f"the server is busy: try again in "
+                                                        f"{exc.retry_after} s"))
                         continue
                     if fresh is None:  # closed meanwhile (nobody else was in it)
                         conn.send(_error("room_closed", "this room has closed"))
