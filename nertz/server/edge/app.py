@@ -46,7 +46,14 @@ from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rule
 from nertz.server import protocol
 from nertz.server.edge.connection import Connection
 from nertz.server.hub import ROOM_IDLE_SECONDS, Hub
-from nertz.server.limits import Barred, KeyedLimit, SocketCaps, TokenBucket, give_back_memory
+from nertz.server.limits import (
+    Limits,
+    MemoryLimits,
+    Rate,
+    SocketCaps,
+    TokenBucket,
+    give_back_memory,
+)
 from nertz.server.live import LiveRoom
 from nertz.server.openapi import ROUTES as API
 from nertz.server.room.lobby import Player
@@ -97,6 +104,8 @@ more are refused at the handshake. ``nertz serve --max-sockets``."""
 
 BAD_TOKENS_PER_MINUTE = 10
 """Hellos with an unknown token one address may send a minute (after a burst of as many)."""
+
+BAD_TOKENS = Rate("bad_tokens", BAD_TOKENS_PER_MINUTE)
 
 KICK_BAR_SECONDS = 600.0
 """How long a kicked player's address and name may not join the room again."""
@@ -227,6 +236,8 @@ def create_app(
     sockets_per_address: int = SOCKETS_PER_ADDRESS,
     max_sockets: int = MAX_SOCKETS,
     room_idle_seconds: float = ROOM_IDLE_SECONDS,
+    redis_url: str | None = None,
+    limits: Limits | None = None,
 ) -> FastAPI:
     """The application; storage opens (and migrates) at start-up and every live room returns.
 
@@ -235,14 +246,26 @@ def create_app(
     per client address, ``sockets_per_address`` and ``max_sockets`` the sockets open at once
     (0: no limit); a room with nobody connected for ``room_idle_seconds`` closes. The client
     address is the peer's: the server in front (``nertz serve``)
-    rewrites it from forwarded headers only for the proxies it was told to trust."""
+    rewrites it from forwarded headers only for the proxies it was told to trust.
+
+    The limits that hold for the whole service (rooms and unknown tokens per address, sockets
+    per address and per player, kick bars) are ``limits`` if given, else kept in Redis at
+    ``redis_url`` (shared by every process given it), else in this process's memory.
+    ``max_sockets`` guards this process's own files, so it is counted here either way."""
     state: dict[str, Any] = {}
-    sockets = SocketCaps(sockets_per_address, max_sockets)
-    bad_tokens = KeyedLimit(BAD_TOKENS_PER_MINUTE)
-    barred = Barred(KICK_BAR_SECONDS)
+    sockets = SocketCaps(0, max_sockets)
+    if limits is None:
+        if redis_url is not None:
+            from nertz.server.cluster.limits import RedisLimits
+
+            limits = RedisLimits(redis_url)
+        else:
+            limits = MemoryLimits()
+    shared: Limits = limits
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await shared.start()
         store = await Store.open(db_url)
         hub = Hub(store, start_bots=start_bots, deal_seed=deal_seed,
                   idle_seconds=room_idle_seconds)
@@ -258,10 +281,12 @@ def create_app(
         finally:
             await hub.close()
             await store.close()
+            await shared.close()
 
     app = FastAPI(title="nertz", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.add_middleware(SecurityHeaders)
     app.state.sockets = sockets
+    app.state.limits = shared
 
     def hub() -> Hub:
         return state["hub"]  # type: ignore[no-any-return]
@@ -326,20 +351,19 @@ def create_app(
             ],
         }
 
-    room_limit = KeyedLimit(rooms_per_minute)
+    new_rooms = Rate("rooms", rooms_per_minute)
 
-    def check_room_limit(request: Request) -> None:
+    async def check_room_limit(request: Request) -> None:
         address = request.client.host if request.client else "?"
-        now = asyncio.get_running_loop().time()
-        if not room_limit.allow(address, now):
-            wait = max(1, room_limit.retry_after(address, now))
+        wait = await shared.take(new_rooms, address)
+        if wait:
             raise ApiError(429, f"too many new rooms from one address: at most "
                                 f"{rooms_per_minute} a minute; try again in {wait} s",
                            {"Retry-After": str(wait)})
 
     @app.post("/api/rooms", **API["create_room"])
     async def create_room(request: Request) -> JSONResponse:
-        check_room_limit(request)
+        await check_room_limit(request)
         data: CreateRoom = await body(request, CreateRoom)
         try:
             rules = Rules.from_spec(data.rules)
@@ -380,12 +404,11 @@ def create_app(
     async def join_room(key: str, request: Request) -> dict[str, Any]:
         room = await room_or_404(key)
         data: JoinRoom = await body(request, JoinRoom)
-        now = asyncio.get_running_loop().time()
         address = request.client.host if request.client else "?"
         with contextlib.suppress(protocol.ProtocolError):  # a bad name is refused by the join
             looks = protocol.name_skeleton(protocol.clean_name(data.name))
-            wait = max(barred.left(f"{room.id} address {address}", now),
-                       barred.left(f"{room.id} name {looks}", now))
+            wait = max(await shared.barred(f"{room.id} address {address}"),
+                       await shared.barred(f"{room.id} name {looks}"))
             if wait:
                 raise ApiError(403, "you were removed from this room by its host: you may join "
                                     f"again in {math.ceil(wait / 60)} min",
@@ -417,7 +440,7 @@ def create_app(
         stored = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if stored is None:
             raise ApiError(404, f"no finished match {match_id!r}")
-        check_room_limit(request)
+        await check_room_limit(request)
         data: SameDeal = await body(request, SameDeal)
         try:
             file = replay.from_json(stored)
@@ -497,15 +520,22 @@ def create_app(
         address = ws.client.host if ws.client else "?"
         refusal = sockets.acquire(address)
         if refusal is not None:
-            await _refuse(ws, refusal, 429 if "one address" in refusal else 503)
+            await _refuse(ws, refusal, 503)
             return
         try:
-            await ws.accept()
-            conn = Connection(ws, address)
+            if not await shared.hold(f"address {address}", sockets_per_address):
+                await _refuse(ws, "too many sockets from one address: at most "
+                                  f"{sockets_per_address} open at once", 429)
+                return
             try:
-                await _serve(ws, conn, room_id)
+                await ws.accept()
+                conn = Connection(ws, address)
+                try:
+                    await _serve(ws, conn, room_id)
+                finally:
+                    await conn.finish()
             finally:
-                await conn.finish()
+                await shared.let_go(f"address {address}")
         finally:
             if sockets.release(address):
                 give_back_memory()
@@ -534,6 +564,7 @@ def create_app(
             return
         player: Player | None = None
         said_hello = False
+        player_scope: str | None = None  # the player this socket counts against, once held
         loop = asyncio.get_running_loop()
         hello_by = loop.time() + HELLO_TIMEOUT
         allowance = TokenBucket(MESSAGES_PER_SECOND, MESSAGE_BURST)
@@ -572,7 +603,7 @@ def create_app(
                         continue
                     player = room.table.player_for_token(msg.token)
                     if player is None:
-                        if bad_tokens.retry_after(conn.address, loop.time()):
+                        if await shared.wait(BAD_TOKENS, conn.address):
                             # Guessing from this address: the socket goes. Known tokens still
                             # get in, so one guesser cannot lock out its neighbours (a guess
                             # that happens to be right is beyond any number of tries).
@@ -580,15 +611,17 @@ def create_app(
                                              "address: try again in a minute"))
                             conn.close(1008, "too many unknown tokens")
                             break
-                        bad_tokens.allow(conn.address, loop.time())
+                        await shared.take(BAD_TOKENS, conn.address)
                         conn.send(_error("bad_token", "unknown token for this room"))
                         continue
-                    if player.sockets >= MAX_SOCKETS_PER_PLAYER:
+                    scope = f"player {room.id} {player.id}"
+                    if not await shared.hold(scope, MAX_SOCKETS_PER_PLAYER):
                         conn.send(_error("too_many_sockets", "this player has "
                                          f"{MAX_SOCKETS_PER_PLAYER} connections open already: "
                                          "close one first"))
                         conn.close(1008, "too many sockets")
                         break
+                    player_scope = scope
                     said_hello = True
                     room.attach(conn, player, msg.since)
                     continue
@@ -608,12 +641,17 @@ def create_app(
                 if player is None or player.id not in room.table.players:
                     conn.send(protocol.encode(Kicked()))
                     break
-                _dispatch(room, player, msg, conn)
+                if isinstance(msg, protocol.Kick):
+                    await _kick(room, player, msg, conn)
+                else:
+                    _dispatch(room, player, msg, conn)
         except WebSocketDisconnect:
             pass
         finally:
             if said_hello:
                 room.detach(conn)
+            if player_scope is not None:
+                await shared.let_go(player_scope)
 
     def _dispatch(room: LiveRoom, player: Player, msg: Any, conn: Connection) -> None:
         # Hello and sync are the socket's business; every other message is the table's.
@@ -621,12 +659,10 @@ def create_app(
             room.resync(conn, player, msg.since)
         elif isinstance(msg, protocol.Hello):
             conn.send(_error("bad_message", "already said hello"))
-        elif isinstance(msg, protocol.Kick):
-            _kick(room, player, msg, conn)
         else:
             room.handle(player, msg, conn)
 
-    def _kick(room: LiveRoom, by: Player, msg: protocol.Kick, conn: Connection) -> None:
+    async def _kick(room: LiveRoom, by: Player, msg: protocol.Kick, conn: Connection) -> None:
         target_id = msg.player
         target = room.table.players.get(target_id)
         sinks = room.fanout.sinks
@@ -641,10 +677,10 @@ def create_app(
         # theirs, nor from the addresses they were connected from, for a while. An address
         # someone else here is connected from is shared (a household, a classroom): not barred.
         addresses = theirs - others
-        now = asyncio.get_running_loop().time()
         for address in addresses:
-            barred.bar(f"{room.id} address {address}", now)
-        barred.bar(f"{room.id} name {protocol.name_skeleton(target.name)}", now)
+            await shared.bar(f"{room.id} address {address}", KICK_BAR_SECONDS)
+        await shared.bar(f"{room.id} name {protocol.name_skeleton(target.name)}",
+                         KICK_BAR_SECONDS)
 
     if WEB.is_dir():
         # Scripts and styles compress to a quarter; only the page's files go through gzip
