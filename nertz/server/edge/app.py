@@ -56,9 +56,10 @@ from nertz.server.limits import (
 )
 from nertz.server.live import LiveRoom
 from nertz.server.openapi import ROUTES as API
+from nertz.server.players import PlayersApi
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import CommandError, Error, Kicked
-from nertz.server.store import Store
+from nertz.server.store import Store, StoreBusy
 
 log = logging.getLogger("nertz.app")
 
@@ -276,6 +277,7 @@ def create_app(
         gc.freeze()
         state["hub"] = hub
         app.state.hub = hub
+        state["players"] = PlayersApi(hub, shared)
         try:
             yield
         finally:
@@ -291,9 +293,19 @@ def create_app(
     def hub() -> Hub:
         return state["hub"]  # type: ignore[no-any-return]
 
+    def players() -> PlayersApi:
+        return state["players"]  # type: ignore[no-any-return]
+
     @app.exception_handler(ApiError)
     async def api_error(_request: Request, exc: ApiError) -> JSONResponse:
         return JSONResponse({"error": exc.message}, status_code=exc.status, headers=exc.headers)
+
+    @app.exception_handler(StoreBusy)
+    async def store_busy(_request: Request, exc: StoreBusy) -> JSONResponse:
+        # Overload is not a fault: say so, and when to come back (never a 500).
+        log.warning("answered 503: %s", exc)
+        return JSONResponse({"error": f"the server is busy: try again in {exc.retry_after} s"},
+                            status_code=503, headers={"Retry-After": str(exc.retry_after)})
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -316,6 +328,8 @@ def create_app(
             return None
         try:
             return await hub().get(key)
+        except StoreBusy:
+            raise
         except Exception:
             log.exception("room %s could not be loaded", key)
             raise ApiError(503, f"room {key!r} is unavailable") from None
@@ -375,10 +389,16 @@ def create_app(
         out: dict[str, Any] = {"room": room.id, "code": room.table.code,
                                "url": room_url(request, room)}
         if data.name is not None:
-            out.update(await _join(room, data.name, False))
-        return JSONResponse(out, status_code=201)
+            out.update(await _join(request, room, data.name, False))
+        return _with_identity(request, out, 201)
 
-    async def _join(room: LiveRoom, name: str, spectator: bool) -> dict[str, Any]:
+    def _with_identity(request: Request, out: dict[str, Any], status: int) -> JSONResponse:
+        response = JSONResponse(out, status_code=status)
+        players().set_cookie(request, response, out.get("identity"))
+        return response
+
+    async def _join(request: Request, room: LiveRoom, name: str,
+                    spectator: bool) -> dict[str, Any]:
         try:
             player, token = await room.join(name, spectator)
         except CommandError as exc:
@@ -388,8 +408,19 @@ def create_app(
             raise ApiError(400, str(exc)) from None
         if room.table.broken:
             raise ApiError(503, "the room could not store the join; try again")
-        return {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
-                "host": player.id == room.table.host}
+        out = {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
+               "host": player.id == room.table.host}
+        try:
+            # The server decides who joined: the request's identity, or a new guest.
+            profile, identity = await players().joined(request, room.id, player.id,
+                                                       player.name)
+        except Exception:  # the seat stands without a profile (unrated), not a failed join
+            log.exception("room %s: could not tie %s to a player", room.id, player.id)
+        else:
+            out["profile"] = profile.id
+            if identity is not None:
+                out["identity"] = identity
+        return out
 
     @app.get("/api/rooms/{key}", **API["get_room"])
     async def get_room(key: str) -> dict[str, Any]:
@@ -401,7 +432,7 @@ def create_app(
         return (await room_or_404(key)).table.room_info()
 
     @app.post("/api/rooms/{key}/join", **API["join_room"])
-    async def join_room(key: str, request: Request) -> dict[str, Any]:
+    async def join_room(key: str, request: Request) -> JSONResponse:
         room = await room_or_404(key)
         data: JoinRoom = await body(request, JoinRoom)
         address = request.client.host if request.client else "?"
@@ -413,9 +444,9 @@ def create_app(
                 raise ApiError(403, "you were removed from this room by its host: you may join "
                                     f"again in {math.ceil(wait / 60)} min",
                                {"Retry-After": str(math.ceil(wait))})
-        out = await _join(room, data.name, data.spectator)
+        out = await _join(request, room, data.name, data.spectator)
         out["room"] = room.id
-        return out
+        return _with_identity(request, out, 200)
 
     @app.get("/api/matches/{match_id}/replay", **API["match_replay"])
     async def match_replay(match_id: str) -> Response:
@@ -452,8 +483,8 @@ def create_app(
         out: dict[str, Any] = {"room": room.id, "code": room.table.code,
                                "url": room_url(request, room)}
         if data.name is not None:
-            out.update(await _join(room, data.name, False))
-        return JSONResponse(out, status_code=201)
+            out.update(await _join(request, room, data.name, False))
+        return _with_identity(request, out, 201)
 
     @app.get("/api/matches/{match_id}/analysis", **API["match_analysis"])
     async def match_analysis(match_id: str) -> Response:
@@ -552,11 +583,17 @@ def create_app(
     async def _serve(ws: WebSocket, conn: Connection, room_id: str) -> None:
         try:
             room = await find_room(room_id)
+            closed = room is None and len(room_id) <= 32 and \
+                await hub().closed_info(room_id) is not None
         except ApiError as exc:
             conn.send(_error("unavailable", exc.message))
             return
+        except StoreBusy as exc:
+            conn.send(_error("unavailable", f"the server is busy: try again in "
+                                            f"{exc.retry_after} s"))
+            return
         if room is None:
-            if len(room_id) <= 32 and await hub().closed_info(room_id) is not None:
+            if closed:
                 conn.send(_error("room_closed", f"room {room_id!r} has closed (nobody was in "
                                                 "it)"))
             else:
@@ -631,6 +668,10 @@ def create_app(
                     except ApiError as exc:
                         conn.send(_error("unavailable", exc.message))
                         continue
+                    except StoreBusy as exc:
+                        conn.send(_error("unavailable", f"the server is busy: try again in "
+                                                        f"{exc.retry_after} s"))
+                        continue
                     if fresh is None:  # closed meanwhile (nobody else was in it)
                         conn.send(_error("room_closed", "this room has closed"))
                         break
@@ -681,6 +722,12 @@ def create_app(
             await shared.bar(f"{room.id} address {address}", KICK_BAR_SECONDS)
         await shared.bar(f"{room.id} name {protocol.name_skeleton(target.name)}",
                          KICK_BAR_SECONDS)
+
+    def players_error(status: int, message: str, headers: dict[str, str] | None = None
+                      ) -> ApiError:
+        return ApiError(status, message, headers)
+
+    app.include_router(PlayersApi.router_for(players, players_error))
 
     if WEB.is_dir():
         # Scripts and styles compress to a quarter; only the page's files go through gzip
