@@ -45,12 +45,14 @@ from nertz.errors import ReplayError, RulesError
 from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
 from nertz.server import protocol
 from nertz.server.edge.connection import Connection
+from nertz.server.edge.latency import PING_INTERVAL, Prober
 from nertz.server.hub import ROOM_IDLE_SECONDS, Hub
 from nertz.server.limits import Barred, KeyedLimit, SocketCaps, TokenBucket, give_back_memory
 from nertz.server.live import LiveRoom
 from nertz.server.openapi import ROUTES as API
 from nertz.server.room.lobby import Player
-from nertz.server.room.messages import CommandError, Error, Kicked
+from nertz.server.room.messages import CommandError, Error, Kicked, Stamp
+from nertz.server.room.races import wall_ms
 from nertz.server.store import Store
 
 log = logging.getLogger("nertz.app")
@@ -227,13 +229,15 @@ def create_app(
     sockets_per_address: int = SOCKETS_PER_ADDRESS,
     max_sockets: int = MAX_SOCKETS,
     room_idle_seconds: float = ROOM_IDLE_SECONDS,
+    ping_interval: float = PING_INTERVAL,
 ) -> FastAPI:
     """The application; storage opens (and migrates) at start-up and every live room returns.
 
     ``deal_seed`` makes every room's n-th match deal the same cards: for tests and demos only,
     as anyone who knows the seed knows every card. ``rooms_per_minute`` limits room creation
     per client address, ``sockets_per_address`` and ``max_sockets`` the sockets open at once
-    (0: no limit); a room with nobody connected for ``room_idle_seconds`` closes. The client
+    (0: no limit); a room with nobody connected for ``room_idle_seconds`` closes; sockets that
+    ask for pings get one every ``ping_interval`` seconds (their round trip). The client
     address is the peer's: the server in front (``nertz serve``)
     rewrites it from forwarded headers only for the proxies it was told to trust."""
     state: dict[str, Any] = {}
@@ -533,6 +537,7 @@ def create_app(
                 conn.send(_error("no_room", f"no room {room_id!r}"))
             return
         player: Player | None = None
+        prober: Prober | None = None
         said_hello = False
         loop = asyncio.get_running_loop()
         hello_by = loop.time() + HELLO_TIMEOUT
@@ -551,6 +556,9 @@ def create_app(
                     break
                 if frame["type"] == "websocket.disconnect":
                     break
+                # When the command reached this process: with the socket's round trip, what
+                # latency-fair races order plays by (the room may be on another process).
+                arrived = wall_ms()
                 if not allowance.take(loop.time()):
                     # Refused unread: answering costs little, doing what it asks might not.
                     conn.send(_error("too_fast", f"too many messages: at most "
@@ -591,6 +599,9 @@ def create_app(
                         break
                     said_hello = True
                     room.attach(conn, player, msg.since)
+                    if msg.pings:
+                        prober = Prober(conn.send, ping_interval)
+                        prober.start()
                     continue
                 if not room.open:
                     try:
@@ -608,14 +619,21 @@ def create_app(
                 if player is None or player.id not in room.table.players:
                     conn.send(protocol.encode(Kicked()))
                     break
-                _dispatch(room, player, msg, conn)
+                if isinstance(msg, protocol.Pong) and (prober is None
+                                                       or not prober.pong(msg.id)):
+                    continue  # not ours to measure: nothing for the room
+                stamp = prober.stamp(arrived) if prober is not None else Stamp(arrived)
+                _dispatch(room, player, msg, conn, stamp)
         except WebSocketDisconnect:
             pass
         finally:
+            if prober is not None:
+                prober.stop()
             if said_hello:
                 room.detach(conn)
 
-    def _dispatch(room: LiveRoom, player: Player, msg: Any, conn: Connection) -> None:
+    def _dispatch(room: LiveRoom, player: Player, msg: Any, conn: Connection,
+                  stamp: Stamp) -> None:
         # Hello and sync are the socket's business; every other message is the table's.
         if isinstance(msg, protocol.Sync):
             room.resync(conn, player, msg.since)
@@ -624,7 +642,7 @@ def create_app(
         elif isinstance(msg, protocol.Kick):
             _kick(room, player, msg, conn)
         else:
-            room.handle(player, msg, conn)
+            room.handle(player, msg, conn, stamp)
 
     def _kick(room: LiveRoom, by: Player, msg: protocol.Kick, conn: Connection) -> None:
         target_id = msg.player
