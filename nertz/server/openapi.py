@@ -30,6 +30,9 @@ PLAYER: Final = {
         "bot": {"type": ["string", "null"]}, "level": {"type": ["string", "null"]},
         "ready": {"type": "boolean"}, "connected": {"type": "boolean"},
         "vacant": {"type": "boolean"},
+        "away_until": {"type": ["integer", "null"],
+                       "description": "when an away person's seat falls vacant (ms since the "
+                                      "epoch), else null"},
     },
 }
 
@@ -133,7 +136,8 @@ _WHY: Final = {
     410: "the room closed (nobody was in it); its finished matches stay downloadable",
     413: "the body is too large (declared or sent), or an upload holds too many moves",
     429: "too many rooms from one address (see Retry-After)",
-    503: "the room could not be loaded or could not store the change: try again",
+    503: "the room could not be loaded or could not store the change, or the server is busy "
+         "(see Retry-After): try again",
 }
 
 
