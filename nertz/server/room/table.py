@@ -222,10 +222,15 @@ class Table:
             emit(fx)
 
     def close(self) -> None:
-        """Stop the table's timers and saves (the room stays stored)."""
+        """Stop the table's timers and saves (the room stays stored); a closed table calls
+        nobody back."""
         self.closed = True
         self.clock.stop()
         self.archive.close()
+        # Its room refers to it: dropping the callbacks (bound to the room) breaks the cycle,
+        # so a closed room is freed at once rather than at a rare full collection.
+        self.on_bot = None
+        self._emit = None
 
     async def settled(self) -> None:
         """Wait until everything logged so far is committed (or failed)."""
