@@ -25,8 +25,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+log = logging.getLogger("nertz.store")
+
+MatchListener = Callable[[str, str, dict[str, Any]], Awaitable[None]]
+"""Told of each finished match once it is stored: (match id, room id, replay file)."""
 
 metadata = sa.MetaData()
 """The schema (kept in step with the Alembic migrations in ``migrations/``)."""
@@ -182,6 +188,8 @@ class Store:
         self._insert = room_log.insert()
         self.commits = 0
         """How many group commits were made (for the benchmark and tests)."""
+        self.match_listeners: list[MatchListener] = []
+        """Told of every match :meth:`save_match` stores (ratings and history)."""
 
     @classmethod
     async def open(cls, url: str | None = None) -> Store:
@@ -394,6 +402,11 @@ class Store:
                     replay=json.dumps(replay),
                 )
             )
+        for listener in list(self.match_listeners):
+            try:
+                await listener(match_id, room_id, replay)
+            except Exception:  # a listener's failure must not undo nor hold up the match
+                log.exception("match %s: a listener failed", match_id)
 
     async def get_match(self, match_id: str) -> dict[str, Any] | None:
         """A finished match's replay file, or None."""
@@ -441,6 +454,8 @@ def _upgrade(sync_conn: Any) -> None:
 
 async def reset_database(url: str) -> None:
     """Drop every nertz table (and Alembic's version table): for tests on a shared database."""
+    import nertz.server.players.tables  # noqa: F401  (their tables join the schema)
+
     engine = create_async_engine(normalise_url(url))
     async with engine.begin() as conn:
         await conn.run_sync(metadata.drop_all)
@@ -450,6 +465,7 @@ async def reset_database(url: str) -> None:
 
 __all__ = [
     "LogEntry",
+    "MatchListener",
     "RoomRow",
     "Store",
     "StoreBusy",

@@ -45,6 +45,7 @@ from nertz.errors import ReplayError, RulesError
 from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
 from nertz.server import protocol
 from nertz.server.edge.connection import Connection
+from nertz.server.edge.latency import PING_INTERVAL, Prober
 from nertz.server.hub import ROOM_IDLE_SECONDS, Hub
 from nertz.server.limits import (
     Limits,
@@ -56,8 +57,10 @@ from nertz.server.limits import (
 )
 from nertz.server.live import LiveRoom
 from nertz.server.openapi import ROUTES as API
+from nertz.server.players import PlayersApi
 from nertz.server.room.lobby import Player
-from nertz.server.room.messages import CommandError, Error, Kicked
+from nertz.server.room.messages import CommandError, Error, Kicked, Stamp
+from nertz.server.room.races import wall_ms
 from nertz.server.store import Store, StoreBusy
 
 log = logging.getLogger("nertz.app")
@@ -238,13 +241,15 @@ def create_app(
     room_idle_seconds: float = ROOM_IDLE_SECONDS,
     redis_url: str | None = None,
     limits: Limits | None = None,
+    ping_interval: float = PING_INTERVAL,
 ) -> FastAPI:
     """The application; storage opens (and migrates) at start-up and every live room returns.
 
     ``deal_seed`` makes every room's n-th match deal the same cards: for tests and demos only,
     as anyone who knows the seed knows every card. ``rooms_per_minute`` limits room creation
     per client address, ``sockets_per_address`` and ``max_sockets`` the sockets open at once
-    (0: no limit); a room with nobody connected for ``room_idle_seconds`` closes. The client
+    (0: no limit); a room with nobody connected for ``room_idle_seconds`` closes; sockets that
+    ask for pings get one every ``ping_interval`` seconds (their round trip). The client
     address is the peer's: the server in front (``nertz serve``)
     rewrites it from forwarded headers only for the proxies it was told to trust.
 
@@ -276,6 +281,7 @@ def create_app(
         gc.freeze()
         state["hub"] = hub
         app.state.hub = hub
+        state["players"] = PlayersApi(hub, shared)
         try:
             yield
         finally:
@@ -290,6 +296,9 @@ def create_app(
 
     def hub() -> Hub:
         return state["hub"]  # type: ignore[no-any-return]
+
+    def players() -> PlayersApi:
+        return state["players"]  # type: ignore[no-any-return]
 
     @app.exception_handler(ApiError)
     async def api_error(_request: Request, exc: ApiError) -> JSONResponse:
@@ -384,10 +393,16 @@ def create_app(
         out: dict[str, Any] = {"room": room.id, "code": room.table.code,
                                "url": room_url(request, room)}
         if data.name is not None:
-            out.update(await _join(room, data.name, False))
-        return JSONResponse(out, status_code=201)
+            out.update(await _join(request, room, data.name, False))
+        return _with_identity(request, out, 201)
 
-    async def _join(room: LiveRoom, name: str, spectator: bool) -> dict[str, Any]:
+    def _with_identity(request: Request, out: dict[str, Any], status: int) -> JSONResponse:
+        response = JSONResponse(out, status_code=status)
+        players().set_cookie(request, response, out.get("identity"))
+        return response
+
+    async def _join(request: Request, room: LiveRoom, name: str,
+                    spectator: bool) -> dict[str, Any]:
         try:
             player, token = await room.join(name, spectator)
         except CommandError as exc:
@@ -397,8 +412,19 @@ def create_app(
             raise ApiError(400, str(exc)) from None
         if room.table.broken:
             raise ApiError(503, "the room could not store the join; try again")
-        return {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
-                "host": player.id == room.table.host}
+        out = {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
+               "host": player.id == room.table.host}
+        try:
+            # The server decides who joined: the request's identity, or a new guest.
+            profile, identity = await players().joined(request, room.id, player.id,
+                                                       player.name)
+        except Exception:  # the seat stands without a profile (unrated), not a failed join
+            log.exception("room %s: could not tie %s to a player", room.id, player.id)
+        else:
+            out["profile"] = profile.id
+            if identity is not None:
+                out["identity"] = identity
+        return out
 
     @app.get("/api/rooms/{key}", **API["get_room"])
     async def get_room(key: str) -> dict[str, Any]:
@@ -410,7 +436,7 @@ def create_app(
         return (await room_or_404(key)).table.room_info()
 
     @app.post("/api/rooms/{key}/join", **API["join_room"])
-    async def join_room(key: str, request: Request) -> dict[str, Any]:
+    async def join_room(key: str, request: Request) -> JSONResponse:
         room = await room_or_404(key)
         data: JoinRoom = await body(request, JoinRoom)
         address = request.client.host if request.client else "?"
@@ -422,9 +448,9 @@ def create_app(
                 raise ApiError(403, "you were removed from this room by its host: you may join "
                                     f"again in {math.ceil(wait / 60)} min",
                                {"Retry-After": str(math.ceil(wait))})
-        out = await _join(room, data.name, data.spectator)
+        out = await _join(request, room, data.name, data.spectator)
         out["room"] = room.id
-        return out
+        return _with_identity(request, out, 200)
 
     @app.get("/api/matches/{match_id}/replay", **API["match_replay"])
     async def match_replay(match_id: str) -> Response:
@@ -461,8 +487,8 @@ def create_app(
         out: dict[str, Any] = {"room": room.id, "code": room.table.code,
                                "url": room_url(request, room)}
         if data.name is not None:
-            out.update(await _join(room, data.name, False))
-        return JSONResponse(out, status_code=201)
+            out.update(await _join(request, room, data.name, False))
+        return _with_identity(request, out, 201)
 
     @app.get("/api/matches/{match_id}/analysis", **API["match_analysis"])
     async def match_analysis(match_id: str) -> Response:
@@ -578,6 +604,7 @@ def create_app(
                 conn.send(_error("no_room", f"no room {room_id!r}"))
             return
         player: Player | None = None
+        prober: Prober | None = None
         said_hello = False
         player_scope: str | None = None  # the player this socket counts against, once held
         loop = asyncio.get_running_loop()
@@ -597,6 +624,9 @@ def create_app(
                     break
                 if frame["type"] == "websocket.disconnect":
                     break
+                # When the command reached this process: with the socket's round trip, what
+                # latency-fair races order plays by (the room may be on another process).
+                arrived = wall_ms()
                 if not allowance.take(loop.time()):
                     # Refused unread: answering costs little, doing what it asks might not.
                     conn.send(_error("too_fast", f"too many messages: at most "
@@ -639,6 +669,9 @@ def create_app(
                     player_scope = scope
                     said_hello = True
                     room.attach(conn, player, msg.since)
+                    if msg.pings:
+                        prober = Prober(conn.send, ping_interval)
+                        prober.start()
                     continue
                 if not room.open:
                     try:
@@ -660,26 +693,33 @@ def create_app(
                 if player is None or player.id not in room.table.players:
                     conn.send(protocol.encode(Kicked()))
                     break
+                if isinstance(msg, protocol.Pong) and (prober is None
+                                                       or not prober.pong(msg.id)):
+                    continue  # not ours to measure: nothing for the room
+                stamp = prober.stamp(arrived) if prober is not None else Stamp(arrived)
                 if isinstance(msg, protocol.Kick):
                     await _kick(room, player, msg, conn)
                 else:
-                    _dispatch(room, player, msg, conn)
+                    _dispatch(room, player, msg, conn, stamp)
         except WebSocketDisconnect:
             pass
         finally:
+            if prober is not None:
+                prober.stop()
             if said_hello:
                 room.detach(conn)
             if player_scope is not None:
                 await shared.let_go(player_scope)
 
-    def _dispatch(room: LiveRoom, player: Player, msg: Any, conn: Connection) -> None:
+    def _dispatch(room: LiveRoom, player: Player, msg: Any, conn: Connection,
+                  stamp: Stamp) -> None:
         # Hello and sync are the socket's business; every other message is the table's.
         if isinstance(msg, protocol.Sync):
             room.resync(conn, player, msg.since)
         elif isinstance(msg, protocol.Hello):
             conn.send(_error("bad_message", "already said hello"))
         else:
-            room.handle(player, msg, conn)
+            room.handle(player, msg, conn, stamp)
 
     async def _kick(room: LiveRoom, by: Player, msg: protocol.Kick, conn: Connection) -> None:
         target_id = msg.player
@@ -700,6 +740,12 @@ def create_app(
             await shared.bar(f"{room.id} address {address}", KICK_BAR_SECONDS)
         await shared.bar(f"{room.id} name {protocol.name_skeleton(target.name)}",
                          KICK_BAR_SECONDS)
+
+    def players_error(status: int, message: str, headers: dict[str, str] | None = None
+                      ) -> ApiError:
+        return ApiError(status, message, headers)
+
+    app.include_router(PlayersApi.router_for(players, players_error))
 
     if WEB.is_dir():
         # Scripts and styles compress to a quarter; only the page's files go through gzip
