@@ -138,19 +138,23 @@ class Hub:
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(LATENCY_SECONDS)
-            now = loop.time()
-            idle = []
-            for room in list(self.rooms.values()):
-                room.send_latency()
-                if room.fanout.sinks:
-                    self._empty_since.pop(room.id, None)
-                elif now - self._empty_since.setdefault(room.id, now) >= self.idle_seconds:
-                    idle.append(room)
-            for room in idle:
-                try:
-                    await self.close_room(room)
-                except Exception:  # a room that cannot close now is tried again next time
-                    log.exception("room %s could not be closed", room.id)
+            # In a call of its own, so that no local of this endless loop keeps the last
+            # closed room alive.
+            await self._tick_once(loop.time())
+
+    async def _tick_once(self, now: float) -> None:
+        idle = []
+        for room in list(self.rooms.values()):
+            room.send_latency()
+            if room.fanout.sinks:
+                self._empty_since.pop(room.id, None)
+            elif now - self._empty_since.setdefault(room.id, now) >= self.idle_seconds:
+                idle.append(room)
+        for room in idle:
+            try:
+                await self.close_room(room)
+            except Exception:  # a room that cannot close now is tried again next time
+                log.exception("room %s could not be closed", room.id)
 
     async def unload(self, room: LiveRoom) -> None:
         """Take a room out of memory: its table, bots and clock stop and its writes settle
