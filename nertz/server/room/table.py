@@ -255,7 +255,8 @@ class Table:
             emit(fx)
 
     def close(self) -> None:
-        """Stop the table's timers and saves (the room stays stored)."""
+        """Stop the table's timers and saves (the room stays stored); a closed table calls
+        nobody back."""
         self.closed = True
         self._waiting.clear()
         for fut in self._drained:
@@ -263,6 +264,10 @@ class Table:
                 fut.set_result(None)
         self.clock.stop()
         self.archive.close()
+        # Its room refers to it: dropping the callbacks (bound to the room) breaks the cycle,
+        # so a closed room is freed at once rather than at a rare full collection.
+        self.on_bot = None
+        self._emit = None
 
     async def settled(self) -> None:
         """Wait until every play waiting its turn is decided and everything logged so far is
