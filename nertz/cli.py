@@ -261,9 +261,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="processes sharing the port (default 1); above 1 they need --db "
                         "postgresql://... and Redis")
     p.add_argument("--redis", default=None, metavar="URL",
-                   help="Redis of a service of many processes or machines (default with "
-                        "--workers above 1: redis://127.0.0.1:6379/0); given with one worker, "
-                        "this process joins the others using the same Redis and database")
+                   help="Redis (redis://HOST:PORT/DB) of a service of many processes or "
+                        "machines: room ownership, the relay between processes and the limits "
+                        "they share (default with --workers above 1: redis://127.0.0.1:6379/0; "
+                        "with one worker and none, this process is the whole service)")
     p.add_argument("--redis-prefix", default=None, metavar="PREFIX",
                    help="Redis key prefix of this service (default nertz:), to keep services "
                         "sharing one Redis apart")

@@ -105,15 +105,18 @@ class Hub:
         return {key: room.table for key, room in self.rooms.items()}
 
     async def create(self, rules: Rules, seats: int,
-                     same_deal: tuple[str, int | str] | None = None) -> LiveRoom:
-        """A new room with a fresh id and join code (``same_deal``: see :meth:`Table.create`)."""
+                     same_deal: tuple[str, int | str] | None = None,
+                     fair_races: bool | None = None) -> LiveRoom:
+        """A new room with a fresh id and join code (``same_deal``, ``fair_races``: see
+        :meth:`Table.create`)."""
         for _ in range(20):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
             if await self.store.find_room(code) is None:
                 break
         room_id = secrets.token_hex(8)
         epoch = await self._own(room_id)
-        table = await Table.create(self.store, rules, seats, room_id, code, same_deal, epoch)
+        table = await Table.create(self.store, rules, seats, room_id, code, same_deal,
+                                   fair_races, epoch)
         return self._adopt(table)
 
     async def _own(self, room_id: str) -> int | None:
@@ -182,19 +185,23 @@ class Hub:
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(LATENCY_SECONDS)
-            now = loop.time()
-            idle = []
-            for room in list(self.rooms.values()):
-                room.send_latency()
-                if room.fanout.sinks:
-                    self._empty_since.pop(room.id, None)
-                elif now - self._empty_since.setdefault(room.id, now) >= self.idle_seconds:
-                    idle.append(room)
-            for room in idle:
-                try:
-                    await self.close_room(room)
-                except Exception:  # a room that cannot close now is tried again next time
-                    log.exception("room %s could not be closed", room.id)
+            # In a call of its own, so that no local of this endless loop keeps the last
+            # closed room alive.
+            await self._tick_once(loop.time())
+
+    async def _tick_once(self, now: float) -> None:
+        idle = []
+        for room in list(self.rooms.values()):
+            room.send_latency()
+            if room.fanout.sinks:
+                self._empty_since.pop(room.id, None)
+            elif now - self._empty_since.setdefault(room.id, now) >= self.idle_seconds:
+                idle.append(room)
+        for room in idle:
+            try:
+                await self.close_room(room)
+            except Exception:  # a room that cannot close now is tried again next time
+                log.exception("room %s could not be closed", room.id)
 
     async def step_down(self, room_id: str) -> None:
         """Another process took the room's lease: let the room go at once, closing its sockets

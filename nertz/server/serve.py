@@ -74,10 +74,7 @@ def serve(
     if deal_seed is not None:
         logging.getLogger("nertz").warning(
             "nertz: dealing from the fixed seed %d: every card is predictable", deal_seed)
-    # A server holds many long-lived objects (rooms, histories, sockets): with the default
-    # thresholds the cyclic collector walks them every few hundred allocations, and its pauses
-    # are most of the slowest round trips under load. Collect young objects far less often.
-    gc.set_threshold(GC_THRESHOLD, 50, 1000)
+    tune_gc()
     settings: dict[str, Any] = {
         "db_url": db, "allowed_origins": list(allowed_origins), "deal_seed": deal_seed,
         "rooms_per_minute": rooms_per_minute, "sockets_per_address": sockets_per_address,
@@ -116,7 +113,7 @@ def _app(settings: dict[str, Any]) -> Any:
 
 def worker_app() -> Any:
     """The app of one worker process of ``nertz serve --workers`` (uvicorn's factory)."""
-    gc.set_threshold(GC_THRESHOLD, 50, 1000)
+    tune_gc()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(process)d %(name)s %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
     return _app(json.loads(os.environ[WORKER_ENV]))
@@ -149,6 +146,17 @@ async def check_reachable(redis_url: str, db: str | None) -> None:
     except Exception as exc:
         raise ValueError(f"the database is not reachable at {db}: {exc}") from None
     await store.close()
+
+
+def tune_gc() -> None:
+    """The collector's thresholds for a server (tests of memory use set the same).
+
+    A server holds many long-lived objects (rooms, histories, sockets): with the default
+    thresholds the cyclic collector walks them every few hundred allocations, and its pauses
+    are most of the slowest round trips under load. So young objects are collected far less
+    often, and old ones almost never: what a room leaves behind when it closes must be freed
+    by reference counting (no cycles), not by the collector."""
+    gc.set_threshold(GC_THRESHOLD, 50, 1000)
 
 
 def check_proxies(proxies: tuple[str, ...]) -> None:

@@ -9,21 +9,37 @@ Appends are group-committed: every append waits for the commit that contains it,
 writer commits whatever has queued up meanwhile in one transaction, so hundreds of tables
 writing a few actions a second cost a few commits a second, and nothing is acknowledged to a
 client before it is durable.
+
+Contention is waited out, never turned into an error. SQLite has one writer at a time, and its
+busy handler polls rather than queues: a crowd of writers can starve one of them past any
+timeout ("database is locked"). So on SQLite every write transaction of this process first
+takes a first-come-first-served lock, and only one connection ever asks SQLite for the write
+lock (the busy timeout remains for other processes on the same file). A store truly
+overloaded (no pooled connection free within :data:`POOL_TIMEOUT` seconds) raises
+:class:`StoreBusy`, which the app answers with ``503`` and a ``Retry-After``; the log writer
+itself never gives up on a busy database, it waits and tries again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+log = logging.getLogger("nertz.store")
+
+MatchListener = Callable[[str, str, dict[str, Any]], Awaitable[None]]
+"""Told of each finished match once it is stored: (match id, room id, replay file)."""
 
 metadata = sa.MetaData()
 """The schema (kept in step with the Alembic migrations in ``migrations/``)."""
@@ -77,6 +93,26 @@ MIGRATION_LOCK = 0x6E65727A
 BATCH_WINDOW = 0.004
 """Seconds a busy store waits to gather appends into one commit (an idle one commits at once)."""
 
+SQLITE_BUSY_SECONDS = 30.0
+"""How long SQLite waits for another process's write lock before "database is locked" (this
+process's own writers never wait on each other there: they queue on the write lock)."""
+
+POOL_SIZE = 5
+"""Connections kept open to the database (SQLAlchemy's default)."""
+
+POOL_OVERFLOW = 10
+"""Connections opened beyond :data:`POOL_SIZE` at busy times, closed again when returned."""
+
+POOL_TIMEOUT = 30.0
+"""Seconds a request waits for a free connection before the store counts as overloaded
+(:class:`StoreBusy`)."""
+
+RETRY_AFTER = 5
+"""Seconds an overloaded store tells clients to wait before trying again."""
+
+WRITER_RETRY = 0.25
+"""Seconds the log writer waits before trying a busy database again."""
+
 
 @dataclass(frozen=True, slots=True)
 class LogEntry:
@@ -104,9 +140,32 @@ class StoreError(RuntimeError):
     """The database refused a write; the table that made it must be rebuilt from the log."""
 
 
+
+
 class Fenced(StoreError):
     """A write from a room's former owner: a newer owner (a higher epoch) has taken the room,
     so this process must let it go (its log would fork otherwise)."""
+
+
+class StoreBusy(RuntimeError):
+    """The database is overloaded: no connection came free in time (or another process held
+    SQLite's write lock too long). Nothing was done; the caller may try again after
+    :attr:`retry_after` seconds."""
+
+    def __init__(self, message: str, retry_after: int = RETRY_AFTER) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether a database error means "overloaded, try again" rather than "refused": the
+    pool's wait for a connection ran out, or SQLite's for its write lock."""
+    if isinstance(exc, sa.exc.TimeoutError):
+        return True
+    if isinstance(exc, sa.exc.OperationalError):
+        text = str(exc.orig if exc.orig is not None else exc).lower()
+        return "database is locked" in text or "database is busy" in text
+    return False
 
 
 def normalise_url(url: str) -> str:
@@ -134,6 +193,9 @@ class Store:
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
+        self._write_lock: asyncio.Lock | None = (
+            asyncio.Lock() if engine.dialect.name == "sqlite" else None)
+        """SQLite's writers take turns here (first come, first served), not in its busy loop."""
         self._pending: list[tuple[dict[str, Any], asyncio.Future[None], int | None]] = []
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
@@ -143,14 +205,17 @@ class Store:
         self._insert = room_log.insert()
         self.commits = 0
         """How many group commits were made (for the benchmark and tests)."""
+        self.match_listeners: list[MatchListener] = []
+        """Told of every match :meth:`save_match` stores (ratings and history)."""
 
     @classmethod
     async def open(cls, url: str | None = None) -> Store:
         """Connect, apply the migrations, start the writer."""
         real = normalise_url(url or default_url())
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = {"pool_size": POOL_SIZE, "max_overflow": POOL_OVERFLOW,
+                                  "pool_timeout": POOL_TIMEOUT}
         if real.startswith("sqlite"):
-            kwargs["connect_args"] = {"timeout": 30}
+            kwargs["connect_args"] = {"timeout": SQLITE_BUSY_SECONDS}
         engine = create_async_engine(real, **kwargs)
         if real.startswith("sqlite"):
 
@@ -235,12 +300,8 @@ class Store:
                         continue
                 fenced: set[str] = set()
                 try:
-                    async with self.engine.begin() as conn:
-                        fenced = await _fenced_rooms(conn, batch)
-                        rows = [row for row, _, _ in batch if row["room_id"] not in fenced]
-                        if rows:
-                            await conn.execute(self._insert, rows)
-                except Exception as exc:  # any database failure fails the whole batch
+                    fenced = await self._commit_rows(batch)
+                except Exception as exc:  # any other database failure fails the whole batch
                     self._failed.update(row["room_id"] for row, _, _ in batch)
                     for _, fut, _ in batch:
                         if not fut.done():
@@ -260,11 +321,55 @@ class Store:
             if self._closed and not self._pending:
                 return
 
+    async def _commit_rows(
+        self, batch: list[tuple[dict[str, Any], asyncio.Future[None], int | None]]
+    ) -> set[str]:
+        """Store the batch's rows in one transaction, but for the rooms whose epoch is no
+        longer the newest (refused in that same transaction); returns those rooms."""
+        # A busy database is waited out, however long: the rows are good, and failing them
+        # would break their tables (each would have to be rebuilt from its log).
+        while True:
+            try:
+                async with self._begin() as conn:
+                    fenced = await _fenced_rooms(conn, batch)
+                    rows = [row for row, _, _ in batch if row["room_id"] not in fenced]
+                    if rows:
+                        await conn.execute(self._insert, rows)
+                return fenced
+            except StoreBusy:
+                await asyncio.sleep(WRITER_RETRY)
+
+    @contextlib.asynccontextmanager
+    async def _connect(self) -> AsyncIterator[AsyncConnection]:
+        """A pooled connection for reading; :class:`StoreBusy` if none comes free in time."""
+        try:
+            async with self.engine.connect() as conn:
+                yield conn
+        except Exception as exc:
+            if is_busy(exc):
+                raise StoreBusy(f"the database is busy: {_first_line(exc)}") from exc
+            raise
+
+    @contextlib.asynccontextmanager
+    async def _begin(self) -> AsyncIterator[AsyncConnection]:
+        """A write transaction, committed at the end; on SQLite, after this process's other
+        writers (see the module's notes). :class:`StoreBusy` when the database is
+        overloaded."""
+        lock = self._write_lock
+        async with lock if lock is not None else contextlib.nullcontext():
+            try:
+                async with self.engine.begin() as conn:
+                    yield conn
+            except Exception as exc:
+                if is_busy(exc):
+                    raise StoreBusy(f"the database is busy: {_first_line(exc)}") from exc
+                raise
+
     async def fence(self, room_id: str, epoch: int) -> bool:
         """Make ``epoch`` the room's newest (a new owner does this before reading the log):
         False if the room already has a newer one. On PostgreSQL this waits for a former
         owner's transaction in flight, so every append after it sees the new epoch."""
-        async with self.engine.begin() as conn:
+        async with self._begin() as conn:
             result = await conn.execute(
                 room_epochs.update().where(room_epochs.c.room_id == room_id)
                 .where(room_epochs.c.epoch <= epoch).values(epoch=epoch))
@@ -287,7 +392,7 @@ class Store:
 
     async def epoch(self, room_id: str) -> int | None:
         """The room's newest epoch, or None if it was never run under a lease."""
-        async with self.engine.connect() as conn:
+        async with self._connect() as conn:
             value = (await conn.execute(sa.select(room_epochs.c.epoch)
                                         .where(room_epochs.c.room_id == room_id))).scalar()
         return None if value is None else int(value)
@@ -296,7 +401,7 @@ class Store:
         """A room's whole log, in order. Loading it (to rebuild the room) clears a failed
         append's hold on the room: the rebuilt table goes on from what is stored."""
         self._failed.discard(room_id)
-        async with self.engine.connect() as conn:
+        async with self._connect() as conn:
             result = await conn.execute(
                 sa.select(room_log.c.seq, room_log.c.kind, room_log.c.data, room_log.c.at)
                 .where(room_log.c.room_id == room_id)
@@ -309,7 +414,7 @@ class Store:
     async def create_room(self, room_id: str, code: str, rules: Any, seats: int) -> None:
         """Store a new room's header."""
         now = time.time()
-        async with self.engine.begin() as conn:
+        async with self._begin() as conn:
             await conn.execute(
                 rooms.insert().values(
                     id=room_id, code=code, created_at=now, updated_at=now, status="open",
@@ -319,7 +424,7 @@ class Store:
 
     async def set_status(self, room_id: str, status: str) -> None:
         """Mark a room ``open`` or ``closed`` (closed rooms are not restored at start)."""
-        async with self.engine.begin() as conn:
+        async with self._begin() as conn:
             await conn.execute(
                 rooms.update().where(rooms.c.id == room_id).values(
                     status=status, updated_at=time.time()
@@ -328,7 +433,7 @@ class Store:
 
     async def find_room(self, key: str) -> RoomRow | None:
         """A room by id or by its join code (codes are case-insensitive)."""
-        async with self.engine.connect() as conn:
+        async with self._connect() as conn:
             result = await conn.execute(
                 sa.select(rooms).where(sa.or_(rooms.c.id == key, rooms.c.code == key.upper()))
             )
@@ -341,14 +446,14 @@ class Store:
         query = sa.select(rooms).where(rooms.c.status != "closed")
         if active_since is not None:
             query = query.where(_last_activity() >= active_since)
-        async with self.engine.connect() as conn:
+        async with self._connect() as conn:
             result = await conn.execute(query)
             return [_room(r) for r in result]
 
     async def close_idle_rooms(self, idle_since: float) -> int:
         """Mark closed every open room whose last log entry is older than ``idle_since`` (a
         ``time.time()``); returns how many. Their logs and matches stay."""
-        async with self.engine.begin() as conn:
+        async with self._begin() as conn:
             result = await conn.execute(
                 rooms.update()
                 .where(rooms.c.status != "closed")
@@ -361,17 +466,22 @@ class Store:
         self, match_id: str, room_id: str, replay: dict[str, Any], winner: int | None
     ) -> None:
         """Store a finished match's replay file."""
-        async with self.engine.begin() as conn:
+        async with self._begin() as conn:
             await conn.execute(
                 matches.insert().values(
                     id=match_id, room_id=room_id, finished_at=time.time(), winner=winner,
                     replay=json.dumps(replay),
                 )
             )
+        for listener in list(self.match_listeners):
+            try:
+                await listener(match_id, room_id, replay)
+            except Exception:  # a listener's failure must not undo nor hold up the match
+                log.exception("match %s: a listener failed", match_id)
 
     async def get_match(self, match_id: str) -> dict[str, Any] | None:
         """A finished match's replay file, or None."""
-        async with self.engine.connect() as conn:
+        async with self._connect() as conn:
             result = await conn.execute(
                 sa.select(matches.c.replay).where(matches.c.id == match_id)
             )
@@ -380,7 +490,7 @@ class Store:
 
     async def room_matches(self, room_id: str) -> Sequence[str]:
         """The ids of a room's finished matches, oldest first."""
-        async with self.engine.connect() as conn:
+        async with self._connect() as conn:
             result = await conn.execute(
                 sa.select(matches.c.id).where(matches.c.room_id == room_id)
                 .order_by(matches.c.finished_at)
@@ -419,6 +529,10 @@ def _last_activity() -> Any:
             .order_by(room_log.c.seq.desc()).limit(1).scalar_subquery())
 
 
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+
+
 def _room(row: Any) -> RoomRow:
     return RoomRow(row.id, row.code, row.status, json.loads(row.rules), row.seats, row.created_at)
 
@@ -435,6 +549,8 @@ def _upgrade(sync_conn: Any) -> None:
 
 async def reset_database(url: str) -> None:
     """Drop every nertz table (and Alembic's version table): for tests on a shared database."""
+    import nertz.server.players.tables  # noqa: F401  (their tables join the schema)
+
     engine = create_async_engine(normalise_url(url))
     async with engine.begin() as conn:
         await conn.run_sync(metadata.drop_all)
@@ -445,10 +561,13 @@ async def reset_database(url: str) -> None:
 __all__ = [
     "Fenced",
     "LogEntry",
+    "MatchListener",
     "RoomRow",
     "Store",
+    "StoreBusy",
     "StoreError",
     "default_url",
+    "is_busy",
     "normalise_url",
     "reset_database",
 ]

@@ -10,7 +10,9 @@ One module per question:
 - a socket held here for a room owned elsewhere: :mod:`~nertz.server.cluster.pipe`;
 - the owner's side of that socket: :mod:`~nertz.server.cluster.remote`;
 - this process among the others (renewing, taking over orphaned rooms, stepping down):
-  :mod:`~nertz.server.cluster.node`.
+  :mod:`~nertz.server.cluster.node`;
+- what must hold for the whole service rather than one process (rate limits, socket caps):
+  :mod:`~nertz.server.cluster.limits`.
 
 ``nertz serve`` alone (one process, SQLite) uses none of it: the hub owns every room itself.
 The log in the database is the truth: any process rebuilds any room from it
