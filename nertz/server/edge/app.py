@@ -34,6 +34,7 @@ import msgspec
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import ClientDisconnect
@@ -61,7 +62,7 @@ from nertz.server.players import PlayersApi
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import CommandError, Error, Kicked, Stamp
 from nertz.server.room.races import wall_ms
-from nertz.server.store import Store, StoreBusy
+from nertz.server.store import Store, StoreBusy, is_busy
 
 log = logging.getLogger("nertz.app")
 
@@ -310,6 +311,17 @@ def create_app(
         log.warning("answered 503: %s", exc)
         return JSONResponse({"error": f"the server is busy: try again in {exc.retry_after} s"},
                             status_code=503, headers={"Retry-After": str(exc.retry_after)})
+
+    @app.exception_handler(sa_exc.TimeoutError)
+    @app.exception_handler(sa_exc.OperationalError)
+    async def database_busy(request: Request, exc: Exception) -> JSONResponse:
+        # Queries made on the engine directly, not through the store (which says StoreBusy):
+        # an exhausted pool or a locked SQLite is overload too; anything else is a fault.
+        if is_busy(exc):
+            return await store_busy(request, StoreBusy(str(exc)))
+        log.error("database error on %s %s", request.method, request.url.path, exc_info=exc)
+        return JSONResponse({"error": "internal error: the database refused the request"},
+                            status_code=500)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
