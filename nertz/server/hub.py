@@ -84,14 +84,16 @@ class Hub:
         return {key: room.table for key, room in self.rooms.items()}
 
     async def create(self, rules: Rules, seats: int,
-                     same_deal: tuple[str, int | str] | None = None) -> LiveRoom:
-        """A new room with a fresh id and join code (``same_deal``: see :meth:`Table.create`)."""
+                     same_deal: tuple[str, int | str] | None = None,
+                     fair_races: bool | None = None) -> LiveRoom:
+        """A new room with a fresh id and join code (``same_deal``, ``fair_races``: see
+        :meth:`Table.create`)."""
         for _ in range(20):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
             if await self.store.find_room(code) is None:
                 break
         table = await Table.create(self.store, rules, seats, secrets.token_hex(8), code,
-                                   same_deal)
+                                   same_deal, fair_races)
         return self._adopt(table)
 
     async def get(self, key: str) -> LiveRoom | None:

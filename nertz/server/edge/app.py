@@ -121,6 +121,8 @@ class CreateRoom(msgspec.Struct, forbid_unknown_fields=True):
     rules: str | dict[str, Any] = "pagat"
     seats: int = 4
     name: str | None = None
+    fair_races: bool | None = None
+    """Latency-fair races on or off; null: on while a person is seated (docs/protocol.md)."""
 
 
 class SameDeal(msgspec.Struct, forbid_unknown_fields=True):
@@ -401,7 +403,7 @@ def create_app(
             raise ApiError(400, str(exc)) from None
         if not 2 <= data.seats <= 8:
             raise ApiError(400, f"seats must be 2 to 8, not {data.seats}")
-        room = await hub().create(rules, data.seats)
+        room = await hub().create(rules, data.seats, fair_races=data.fair_races)
         out: dict[str, Any] = {"room": room.id, "code": room.table.code,
                                "url": room_url(request, room)}
         if data.name is not None:
