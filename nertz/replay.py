@@ -426,7 +426,8 @@ def frames(replay: ReplayFile) -> dict[str, Any]:
     result = run(replay, on_move)
     for r, rr in enumerate(result.rounds):
         rnd0 = match.deal(replay.rounds[r].layouts)
-        start.append(view(rnd0, -1).to_json())
+        # ``starts``: the ranks that open a foundation, as the live table sends them.
+        start.append(view(rnd0, -1).to_json() | {"starts": [rnd0.policy.starter]})
         match.finish(rr.round)
         steps: list[dict[str, Any]] = next(
             (p["steps"] for p in pending if p["round"] == r), []

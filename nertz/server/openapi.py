@@ -30,6 +30,9 @@ PLAYER: Final = {
         "bot": {"type": ["string", "null"]}, "level": {"type": ["string", "null"]},
         "ready": {"type": "boolean"}, "connected": {"type": "boolean"},
         "vacant": {"type": "boolean"},
+        "away_until": {"type": ["integer", "null"],
+                       "description": "when an away person's seat falls vacant (ms since the "
+                                      "epoch), else null"},
     },
 }
 

@@ -71,6 +71,7 @@ class Player:
     # Runtime only, never logged: sockets open now, and when the last one closed.
     sockets: int = 0
     left_at: float | None = None
+    away_until: float | None = None
     rtt: float | None = None
     moves: TokenBucket = field(default_factory=lambda: TokenBucket(MOVES_PER_SECOND,
                                                                    MOVES_PER_SECOND))
@@ -85,6 +86,18 @@ class Player:
             and self.left_at is not None
             and time.monotonic() - self.left_at > RECONNECT_SECONDS
         )
+
+    def went(self) -> None:
+        """The person's last socket closed (or they joined without one): their seat waits
+        :data:`RECONNECT_SECONDS` from now. ``away_until`` is that moment on the wall clock,
+        for the others' countdown (``left_at`` the same on the monotonic clock, for timers)."""
+        self.left_at = time.monotonic()
+        self.away_until = time.time() + RECONNECT_SECONDS
+
+    def came(self) -> None:
+        """A socket of the person opened: nothing waits for them."""
+        self.left_at = None
+        self.away_until = None
 
     def remember(self, action_id: str, answer: ServerMessage) -> None:
         """Keep the answer to ``action_id``, so a resent action gets it again: every id of the
@@ -104,6 +117,11 @@ class Player:
             "ready": self.ready,
             "connected": self.bot is not None or self.sockets > 0,
             "vacant": self.vacant,
+            # When an away person's seat falls vacant (ms since the epoch): the server's
+            # deadline, so every page counts down to the same moment.
+            "away_until": (round(self.away_until * 1000)
+                           if self.bot is None and self.sockets == 0
+                           and self.away_until is not None else None),
         }
 
 

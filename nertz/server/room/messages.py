@@ -15,6 +15,42 @@ from typing import Any, Final
 
 import msgspec
 
+from nertz.engine import Round, hand_refusal
+from nertz.moves import CALL, TURN, Move
+from nertz.views import foundation_view, tableau_view, view
+
+_HALF_PROBES: Final = (("N", Move.parse("N-F")), ("S", TURN), ("W", Move.parse("W-F")))
+"""A move that uses each of a tableau's own piles: what :func:`own_piles` asks the engine."""
+
+
+def own_piles(hand: int | None) -> list[str]:
+    """Which of its seat's Nertz pile ``N``, stock ``S`` and waste ``W`` a player may play
+    (the work piles are the whole seat's): all three, or, for a split partner (``hand`` 0 or
+    1), the half the engine lets that partner play. The page asks this, never the rule."""
+    return [pile for pile, probe in _HALF_PROBES
+            if hand is None or hand_refusal(probe, hand) is None]
+
+
+def tableau_json(rnd: Round, seat: int) -> dict[str, Any]:
+    """Seat ``seat``'s public tableau (:func:`nertz.views.tableau_view`) and ``can_call``:
+    whether the engine would take that seat's call now (an empty Nertz pile under a manual
+    call, or any pile where false calls are penalised), so no client works the rule out."""
+    return tableau_view(rnd, seat).to_json() | {"can_call": rnd.can_play(seat, CALL)}
+
+
+def table_json(rnd: Round, seat: int) -> dict[str, Any]:
+    """The table as ``seat`` sees it (-1: a spectator): :func:`nertz.views.view` with each
+    tableau's ``can_call`` and ``starts``, the ranks that open a new foundation."""
+    out = view(rnd, seat).to_json()
+    out["tableaus"] = [tableau_json(rnd, s) for s in range(rnd.seats)]
+    out["starts"] = [rnd.policy.starter]
+    return out
+
+
+def foundation_json(rnd: Round, index: int) -> dict[str, Any]:
+    """Foundation ``index`` (0-based) as everyone sees it."""
+    return foundation_view(rnd, index).to_json()
+
 
 class CommandError(Exception):
     """A command refused: ``code`` for programs, the message for people."""

@@ -61,9 +61,12 @@ from nertz.server.room.messages import (
     State,
     TableState,
     Update,
+    foundation_json,
+    own_piles,
+    table_json,
+    tableau_json,
 )
 from nertz.server.store import LogEntry, Store, StoreError
-from nertz.views import foundation_view, tableau_view, view
 
 log = logging.getLogger("nertz.table")
 
@@ -333,7 +336,7 @@ class Table:
                    data.get("hand", 0), data.get("bot"), data.get("level"))
         self.lobby.add(p)
         # A person has the reconnect window from joining (or from a restart) to connect.
-        p.left_at = time.monotonic()
+        p.went()
 
     def _on_left(self, data: dict[str, Any]) -> None:
         self.lobby.remove(data["player"])
@@ -504,7 +507,7 @@ class Table:
             if player is None:
                 return
             player.sockets += 1
-            player.left_at = None
+            player.came()
             if player.sockets == 1:
                 self._broadcast_lobby()
         return self._run(come)
@@ -517,7 +520,7 @@ class Table:
                 return
             player.sockets = max(0, player.sockets - 1)
             if player.sockets == 0:
-                player.left_at = time.monotonic()
+                player.went()
                 self._broadcast_lobby()
                 if self._vacancy_timer is None and not self.closed:
                     # One pending check covers every departure until it runs.
@@ -576,20 +579,24 @@ class Table:
             "phase": self.phase,
             "host": self.host,
             # ``plays``: the half of its seat's tableau each player may play (0: the Nertz
-            # pile, 1: the stock and waste, None: all of it), the server's rule, not the page's.
-            "players": [p.to_json() | {"plays": self.lobby.hand_of(p)}
-                        for p in self.players.values()],
+            # pile, 1: the stock and waste, None: all of it), and ``piles``, which of N, S and
+            # W that half holds: the server's rule, not the page's.
+            "players": [self._player_json(p) for p in self.players.values()],
             "match": match,
             "matches": list(self.archive.finished),
             "same_deal": None if self.same_deal is None else self.same_deal[0],
         }
+
+    def _player_json(self, p: Player) -> dict[str, Any]:
+        plays = self.lobby.hand_of(p)
+        return p.to_json() | {"plays": plays, "piles": own_piles(plays)}
 
     def snapshot(self, player: Player | None) -> State:
         """The whole state for one person: the room, the table as their seat sees it."""
         table = None
         if self.round is not None:
             seat = player.seat if player is not None and player.seat is not None else -1
-            table = view(self.round, seat).to_json()
+            table = table_json(self.round, seat)
             table["t"] = self.now_t() if self.phase is Phase.PLAYING else self.last_t
             table["stuck_flags"] = [bool(s) for s in self.round.stuck]
         return State(self.version, self.room_info(), self.you(player), table,
@@ -646,8 +653,8 @@ class Table:
             elif public["kind"] == "reset":
                 seats.update(range(rnd.seats))
         return Update(seat, move, t, told,
-                      [tableau_view(rnd, s).to_json() for s in sorted(seats)],
-                      [foundation_view(rnd, i).to_json() for i in sorted(founds)],
+                      [tableau_json(rnd, s) for s in sorted(seats)],
+                      [foundation_json(rnd, i) for i in sorted(founds)],
                       rnd.ended, rnd.called_by)
 
     # ------------------------------------------------------------------ host commands

@@ -9,6 +9,7 @@ import {bestMove, fitFoundation, fitsWork, lift, canCall} from './rules.js';
 import {beep} from './sound.js';
 
 const PILE_KEYS = ['1', '2', '3', '4', '5'];
+const STARTER_WORDS = {1: 'an Ace', 8: 'an 8', 11: 'a Jack', 12: 'a Queen', 13: 'a King'};
 
 /** Fly an element from a screen rectangle to where it now is (FLIP). */
 export function flyFrom(el, rect, ms = 220) {
@@ -26,8 +27,8 @@ export function flyFrom(el, rect, ms = 220) {
 
 /**
  * The table screen. `ctx` gives what the view needs from the app:
- *   seat (own seat or null), hand (0 or 1: which partner, under split teams with both
- *   partners seated; else null), options,
+ *   seat (own seat or null), piles (which of 'N', 'S', 'W' this player plays, as the
+ *   server says; null: all), options,
  *   names(seat), initial(seat), latency(seat),
  *   play(move, flight), onHelp(), topbar() -> element, phase, callWord
  */
@@ -91,7 +92,7 @@ export class TableView {
     if (seat != null && t) {
       this.me.classList.remove('hidden');
       const tab = t.tableaus[seat];
-      const key = JSON.stringify([tab, this.selection, ctx.names(seat), t.ended, ctx.phase, ctx.options.call, ctx.hand]);
+      const key = JSON.stringify([tab, this.selection, ctx.names(seat), t.ended, ctx.phase, String(ctx.piles)]);
       this.region('me', key, () => this.renderMe(tab));
       this.showLatency(this.me, seat);
       if (this.drag && this.drag.active) this.hideDragSources();
@@ -206,8 +207,9 @@ export class TableView {
     if (!fs.length) {
       // The countdown has the middle of the screen to itself.
       if (ctx.phase === 'countdown') { fill(this.founds); return; }
-      fill(this.founds, h('p', {class: 'empty-note', text: 'Foundations start here: play an ' +
-        (ctx.options.foundation && ctx.options.foundation.startsWith('evil') || ctx.options.foundation === 'starter9' ? '9' : 'Ace') + '.'}));
+      // The ranks that open one, as the server says (`starts`).
+      const starts = ((t && t.starts) || [1]).map((r) => STARTER_WORDS[r] || `a ${r}`);
+      fill(this.founds, h('p', {class: 'empty-note', text: `Foundations start here: play ${starts.join(' or ')}.`}));
       return;
     }
     fill(this.founds, fs.map((f) => {
@@ -280,7 +282,7 @@ export class TableView {
         cards.slice(Math.max(0, from)).forEach((c) => c.classList.add('selected'));
       }
     }
-    const callable = canCall(t, seat, ctx.options) && ctx.phase === 'playing';
+    const callable = canCall(t, seat) && ctx.phase === 'playing';
     const either = ctx.options.stuck_reset === 'rotate_either';
     const actions = h('div', {class: 'actions'},
       callable ? h('button', {class: 'callbtn', id: 'call', onclick: () => ctx.play('NERTZ'), 'aria-keyshortcuts': 'C'}, `Call ${ctx.callWord}! (C)`) : null,
@@ -317,12 +319,11 @@ export class TableView {
 
   // ---------------------------------------------------------------- split teams
 
-  /** Under `teams: split` one partner plays the Nertz pile, the other the stock and waste
-   * (the work piles are shared): whether pile `src` is the other partner's. */
+  /** Whether pile `src` (N, S or W) is another partner's: the server names the piles this
+   * player plays (`piles`); the work piles are everyone's at the seat. */
   partnerPile(src) {
-    const hand = this.ctx.hand;
-    if (this.ctx.options.teams !== 'split' || hand == null) return false;
-    return hand === 0 ? src === 'S' || src === 'W' : src === 'N';
+    const piles = this.ctx.piles;
+    return !!piles && ['N', 'S', 'W'].includes(src) && !piles.includes(src);
   }
 
   /** Refuse a pick-up from the other partner's pile with a word why; true if refused. */
@@ -415,7 +416,7 @@ export class TableView {
     // Show where the cards may go.
     const tab = this.myTab();
     const targets = [];
-    if (d.cards.length === 1 && fitFoundation(d.cards[0], this.t.foundations, this.ctx.options) != null) targets.push(this.founds);
+    if (d.cards.length === 1 && fitFoundation(d.cards[0], this.t) != null) targets.push(this.founds);
     tab.work.forEach((p, i) => {
       const n = String(i + 1);
       if (n !== d.src && fitsWork(d.cards[0], p)) targets.push(this.me.querySelector(`[data-pile="${n}"]`));
@@ -460,7 +461,7 @@ export class TableView {
     if (target === 'F') {
       // Dropped on the foundations: sent if the card fits one as far as this page can see
       // (the server still decides races); otherwise it flies home.
-      if (d.cards.length === 1 && fitFoundation(d.cards[0], this.t.foundations, this.ctx.options) != null) move = `${d.src}-F`;
+      if (d.cards.length === 1 && fitFoundation(d.cards[0], this.t) != null) move = `${d.src}-F`;
       else toast(`The ${label(d.cards[0])} fits no foundation`);
     } else if (target && target !== d.src) {
       const pile = this.myTab().work[Number(target) - 1];
@@ -521,7 +522,7 @@ export class TableView {
   sendBest(src, index, rect) {
     const tab = this.myTab();
     if (!tab) return;
-    const move = bestMove(tab, this.t.foundations, this.ctx.options, src, index);
+    const move = bestMove(this.t, tab, this.ctx.options, src, index);
     const {cards} = lift(tab, src, index, this.ctx.options);
     if (!move) {
       const el = this.me.querySelector(`[data-pile="${src}"] .card[data-card="${cards[0]}"]`);
@@ -566,7 +567,7 @@ export class TableView {
     }
     if (k === 'c' || (k === 'Enter' && !this.selection && !e.target.closest?.('[data-pile]'))) {
       e.preventDefault();
-      if (canCall(this.t, ctx.seat, ctx.options)) ctx.play('NERTZ');
+      if (canCall(this.t, ctx.seat)) ctx.play('NERTZ');
       else toast(ctx.options.call === 'auto' ? `${ctx.callWord} is called for you when your Nertz pile empties`
         : `Empty your Nertz pile first (${tab.nertz_count} left)`);
       return;
