@@ -778,6 +778,19 @@ def create_app(
         async def room_page(code: str) -> FileResponse:
             return page()
 
+        # The players' screens (nertz/web/js/players.js) are the same page.
+        @app.api_route("/players/{player_id}", methods=["GET", "HEAD"], include_in_schema=False)
+        async def player_page(player_id: str) -> FileResponse:
+            return page()
+
+        @app.api_route("/leaderboard", methods=["GET", "HEAD"], include_in_schema=False)
+        @app.api_route("/leaderboard/{family}", methods=["GET", "HEAD"],
+                       include_in_schema=False)
+        @app.api_route("/account", methods=["GET", "HEAD"], include_in_schema=False)
+        @app.api_route("/quick", methods=["GET", "HEAD"], include_in_schema=False)
+        async def players_pages(family: str | None = None) -> FileResponse:
+            return page()
+
         @app.api_route("/sw.js", methods=["GET", "HEAD"], include_in_schema=False)
         async def service_worker() -> FileResponse:
             # Served from the root: a worker controls only the paths under its own address.
