@@ -236,3 +236,44 @@ def test_quick_match_refuses_bad_asks(client: TestClient) -> None:
     assert r.status_code == 401
     r = client.post("/api/quick", json={"seats": 9, "name": "Ann"})
     assert r.status_code == 400 and "seats" in r.json()["error"]
+
+
+def test_only_public_rooms_are_listed(client: TestClient) -> None:
+    public = client.post("/api/rooms", json={"seats": 2, "public": True,
+                                             "rules": "standard"}).json()
+    private = client.post("/api/rooms", json={"seats": 2}).json()
+    listed = client.get("/api/rooms").json()["rooms"]
+    assert [r["room"] for r in listed] == [public["room"]]
+    assert listed[0]["preset"] == "standard" and listed[0]["family"] == "nertz5"
+    assert listed[0]["url"].endswith(f"/r/{public['code']}")
+    assert private["room"] not in {r["room"] for r in listed}
+    # A full table is not offered.
+    client.post(f"/api/rooms/{public['room']}/join", json={"name": "Ann"})
+    client.post(f"/api/rooms/{public['room']}/join", json={"name": "Bob"})
+    assert client.get("/api/rooms").json()["rooms"] == []
+
+
+def test_the_rating_range_widens_with_the_wait(client: TestClient) -> None:
+    from nertz.server.players.quickmatch import BASE_RANGE, WIDEN_PER_SECOND, QuickMatch
+
+    players = client.app.state.players  # type: ignore[attr-defined]
+    now = [1000.0]
+    quick = QuickMatch(players.quick.engine, players.identities, players.hub.create,
+                       clock=lambda: now[0])
+
+    async def setup() -> tuple[str, str]:
+        low, _ = await players.identities.guest("Low")
+        high, _ = await players.identities.guest("High")
+        await quick.enter(low, "pagat", 2, 600.0, 1000.0)
+        await quick.enter(high, "pagat", 2, 600.0, 1400.0)
+        return low.id, high.id
+
+    low, high = in_loop(client, setup)
+    assert in_loop(client, quick.matchmake, "pagat", 2) == 0
+    # Just short of the gap, then past it: 400 points apart.
+    now[0] += (400 - BASE_RANGE) / WIDEN_PER_SECOND - 1
+    assert in_loop(client, quick.matchmake, "pagat", 2) == 0
+    now[0] += 2
+    assert in_loop(client, quick.matchmake, "pagat", 2) == 1
+    a, b = in_loop(client, quick.status, low), in_loop(client, quick.status, high)
+    assert a["status"] == b["status"] == "matched" and a["room"] == b["room"]

@@ -93,3 +93,19 @@ def test_making_an_account_signing_out_and_in(server: Any, new_page: Any, axe: s
     page.click("#signin-submit")
     page.wait_for_selector("#signout")
     assert "Quinn Web" in page.inner_text("#account-who")
+
+
+def test_quick_match_screen_lists_public_tables(server: Any, new_page: Any, axe: str) -> None:
+    public = server.post("/api/rooms", {"rules": "hoorah", "seats": 3, "public": True})
+    page = new_page()
+    page.goto(server.base + "/quick")
+    entry = page.wait_for_selector(f"#public-rooms li[data-room='{public['room']}'] a")
+    assert "hoorah" in entry.inner_text()
+    assert axe_violations(page, axe) == []
+    page.fill("#quick-name", "Rae")
+    page.fill("#quick-wait", "0")
+    page.click("#quick-go")
+    # Alone with no wait for people: a table with bots, at once.
+    page.wait_for_url("**/r/*")
+    page.wait_for_selector("#lobby #seats")
+    assert page.locator("#seats .player-name", has_text="Rae").count() == 1

@@ -122,6 +122,7 @@ class CreateRoom(msgspec.Struct, forbid_unknown_fields=True):
     seats: int = 4
     name: str | None = None
     fair_races: bool | None = None
+    public: bool = False
     """Latency-fair races on or off; null: on while a person is seated (docs/protocol.md)."""
 
 
@@ -284,7 +285,7 @@ def create_app(
         gc.freeze()
         state["hub"] = hub
         app.state.hub = hub
-        state["players"] = PlayersApi(hub, shared)
+        state["players"] = app.state.players = PlayersApi(hub, shared)
         try:
             yield
         finally:
@@ -404,6 +405,8 @@ def create_app(
         if not 2 <= data.seats <= 8:
             raise ApiError(400, f"seats must be 2 to 8, not {data.seats}")
         room = await hub().create(rules, data.seats, fair_races=data.fair_races)
+        if data.public:
+            await players().list_room(room.id)
         out: dict[str, Any] = {"room": room.id, "code": room.table.code,
                                "url": room_url(request, room)}
         if data.name is not None:

@@ -235,6 +235,16 @@ async function quickScreen(root, app) {
     go.disabled = true; cancel.hidden = false;
     try { show(await api('/api/quick', ask)); } catch (e) { err.textContent = e.message; go.disabled = false; cancel.hidden = true; }
   }}, 'Find a table');
+  const open = h('button', {id: 'public-open', onclick: async () => {
+    err.textContent = '';
+    if (!name.value.trim()) { err.textContent = 'Type your name first.'; name.focus(); return; }
+    try {
+      const r = await api('/api/rooms', {rules: rules.value, seats: Number(seats.value), name: name.value.trim(), public: true});
+      app.saveSeat(r.room, r.token, r.player);
+      app.go(`/r/${r.code}`);
+    } catch (e) { err.textContent = e.message; }
+  }}, 'Open a public table');
+  const tables = h('div', {class: 'panel', id: 'public-rooms'}, h('h2', {text: 'Open tables'}));
   fill(root, screen('quick', 'Quick match', app,
     h('div', {class: 'panel'},
       h('label', {class: 'field'}, h('span', {text: 'Your name'}), name),
@@ -242,7 +252,15 @@ async function quickScreen(root, app) {
       h('div', {class: 'row'},
         h('label', {class: 'field'}, h('span', {text: 'Seats (2 to 8)'}), seats),
         h('label', {class: 'field'}, h('span', {text: 'Wait for people (seconds), then bots'}), wait)),
-      err, h('div', {class: 'actions'}, go, cancel), status)));
+      err, h('div', {class: 'actions'}, go, cancel, open), status),
+    tables));
+  api('/api/rooms').then((data) => {
+    tables.append(data.rooms.length
+      ? h('ul', {}, data.rooms.map((r) => h('li', {dataset: {room: r.room}},
+        link(app, `/r/${r.code}`, `${r.preset}, ${r.seats} seats`),
+        r.seated != null ? ` (${r.seated} seated)` : '')))
+      : h('p', {class: 'muted', text: 'No public table is waiting for players. Private rooms are never listed.'}));
+  }).catch(() => { /* the quick match still works */ });
   poll();
 }
 
