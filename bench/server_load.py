@@ -69,9 +69,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve_command(port: int, db: str, workers: int = 1, redis: str | None = None) -> list[str]:
+def serve_command(port: int, db: str, workers: int = 1, redis: str | None = None,
+                  redis_prefix: str | None = None) -> list[str]:
     """The ``nertz serve`` command line for one run (``workers`` > 1: the multi-process
-    server, which needs ``redis`` and a shared database)."""
+    server, which needs ``redis`` and a shared database; ``redis_prefix`` keeps its keys
+    apart from anyone else's on that Redis)."""
     cmd = [sys.executable, "-m", "nertz.cli", "serve", "--port", str(port), "--db", db,
            # Every room and socket comes from this one address.
            "--rooms-per-minute", "0", "--sockets-per-address", "0"]
@@ -79,23 +81,39 @@ def serve_command(port: int, db: str, workers: int = 1, redis: str | None = None
         cmd += ["--workers", str(workers)]
     if redis is not None:
         cmd += ["--redis", redis]
+    if redis_prefix is not None:
+        cmd += ["--redis-prefix", redis_prefix]
     return cmd
 
 
-def serve_has_workers() -> bool:
-    """Whether this checkout's ``nertz serve`` takes ``--workers`` (the multi-process server)."""
+def serve_options() -> str:
+    """``nertz serve --help`` of this checkout (which options it has)."""
     out = subprocess.run([sys.executable, "-m", "nertz.cli", "serve", "--help"], cwd=ROOT,
                          capture_output=True, text=True, check=False)
-    return "--workers" in out.stdout
+    return out.stdout
+
+
+def drop_redis_keys(url: str, prefix: str) -> None:
+    """Remove every key under ``prefix`` (what one run left in a shared Redis)."""
+    import redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=5)
+    try:
+        keys = list(client.scan_iter(match=prefix + "*", count=1000))
+        for i in range(0, len(keys), 500):
+            client.delete(*keys[i:i + 500])
+    finally:
+        client.close()
 
 
 @contextlib.contextmanager
 def server_process(port: int, quiet: bool = True, db: str | None = None, workers: int = 1,
-                   redis: str | None = None) -> Iterator[subprocess.Popen[bytes]]:
+                   redis: str | None = None,
+                   redis_prefix: str | None = None) -> Iterator[subprocess.Popen[bytes]]:
     """``nertz serve`` on ``port``: on ``db``, or a fresh SQLite file (removed on exit);
-    stopped on exit (its workers with it)."""
+    stopped on exit (its workers with it), and its keys removed from Redis."""
     folder = tempfile.mkdtemp(prefix="nertz-load-")
-    cmd = serve_command(port, db or f"sqlite:///{folder}/load.db", workers, redis)
+    cmd = serve_command(port, db or f"sqlite:///{folder}/load.db", workers, redis, redis_prefix)
     out = subprocess.DEVNULL if quiet else None
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=out)
     try:
@@ -110,6 +128,8 @@ def server_process(port: int, quiet: bool = True, db: str | None = None, workers
                     os.kill(pid, 9)
             proc.wait()
         shutil.rmtree(folder, ignore_errors=True)
+        if redis is not None and redis_prefix is not None:
+            drop_redis_keys(redis, redis_prefix)
 
 
 @contextlib.contextmanager
@@ -371,6 +391,8 @@ class Setup:
     quiet_server: bool = True
     profile: str | None = None
     """Record the server's stacks over the window into this file (py-spy's raw format)."""
+    prefixes: bool = False
+    """Whether ``nertz serve`` takes ``--redis-prefix`` (each run keeps its own keys)."""
 
     def say(self, text: str) -> None:
         """A progress line on stderr (unless only the JSON is wanted)."""
@@ -382,8 +404,9 @@ async def phase(setup: Setup, workers: int, rooms: int) -> dict[str, Any]:
     """One server (``workers`` processes) under ``rooms`` rooms of load; its report."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    redis = setup.redis if workers > 1 or setup.redis is not None else None
-    with server_process(port, setup.quiet_server, setup.db, workers, redis) as proc:
+    redis = setup.redis
+    prefix = f"nertz-load-{os.getpid()}-{workers}:" if redis and setup.prefixes else None
+    with server_process(port, setup.quiet_server, setup.db, workers, redis, prefix) as proc:
         await wait_healthy(base, proc)
         setup.say(f"{workers} worker(s), server pid {proc.pid} on {base}; opening {rooms} rooms")
         if setup.procs <= 1:
@@ -598,8 +621,9 @@ def main(argv: list[str] | None = None) -> int:
     rules: Any = json.loads(args.rules) if args.rules.lstrip().startswith("{") else args.rules
     redis = args.redis
     pg = args.pg
+    options = serve_options()
     if args.workers > 1:
-        if not serve_has_workers():
+        if "--workers" not in options:
             parser.error("this nertz serve has no --workers option yet: the multi-process "
                          "server is not in this checkout")
         redis = redis or "redis://127.0.0.1:6379/0"
@@ -607,7 +631,7 @@ def main(argv: list[str] | None = None) -> int:
     _use_uvloop()
     setup = Setup(args.rooms, args.seconds, args.level, args.bot, rules, procs=args.procs,
                   redis=redis, verbose=not args.json, quiet_server=not args.server_output,
-                  profile=args.profile)
+                  profile=args.profile, prefixes="--redis-prefix" in options)
     with contextlib.ExitStack() as stack:
         if pg is not None:
             setup.db = stack.enter_context(pg_database(pg))

@@ -37,6 +37,10 @@ class Hello(msgspec.Struct, tag="hello", forbid_unknown_fields=True):
 
     token: str
     since: int | None = None
+    pings: bool = False
+    """The client answers the server's ``ping`` with a ``pong``: the server measures its round
+    trip itself (what latency-fair races go by; a client that never answers gets no
+    compensation)."""
 
 
 class Play(msgspec.Struct, tag="play", forbid_unknown_fields=True):
@@ -55,6 +59,12 @@ class Ping(msgspec.Struct, tag="ping", forbid_unknown_fields=True):
     id: str
     sent: float = 0.0
     rtt: float | None = None
+
+
+class Pong(msgspec.Struct, tag="pong", forbid_unknown_fields=True):
+    """The answer to the server's ``ping``: its ``id``, sent back at once."""
+
+    id: str
 
 
 class Sync(msgspec.Struct, tag="sync", forbid_unknown_fields=True):
@@ -146,8 +156,8 @@ class Pointer(msgspec.Struct, tag="pointer", forbid_unknown_fields=True):
 
 
 ClientMessage = (
-    Hello | Play | Ping | Sync | Ready | AddBot | Kick | Assign | Start | NextRound | Rematch
-    | BotSeat | Emote | Pointer
+    Hello | Play | Ping | Pong | Sync | Ready | AddBot | Kick | Assign | Start | NextRound
+    | Rematch | BotSeat | Emote | Pointer
 )
 """Every message a client may send."""
 

@@ -125,6 +125,12 @@ async def test_a_lapsed_lease_writes_its_sockets_back(prefix: str) -> None:
         assert await b.held("address 10.0.0.9") == 0
         await a.renew()
         assert await b.held("address 10.0.0.9") == 2
+        # Lapsed altogether (its lease gone too): its next socket brings the tally back first.
+        await a.redis.delete(a.held_key)
+        await a.redis.zrem(a.procs_key, a.process)
+        assert await b.held("address 10.0.0.9") == 0
+        assert await a.hold("address 10.0.0.9", 0)
+        assert await b.held("address 10.0.0.9") == 3
     finally:
         await a.close()
         await b.close()

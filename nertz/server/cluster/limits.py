@@ -71,6 +71,10 @@ return 0
 or the whole seconds to wait."""
 
 HOLD = _NOW_MS + """
+local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not mine or tonumber(mine) <= now then
+  return -1
+end
 local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
 for _, p in ipairs(dead) do
   if p ~= ARGV[1] then
@@ -97,7 +101,9 @@ redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[2]))
 return 1
 """
 """KEYS: the live processes, this process's counts. ARGV: process id, lease ms, prefix of the
-processes' counts, scope, cap. Drops dead processes' counts; returns 1 when counted."""
+processes' counts, scope, cap. Drops dead processes' counts; returns 1 when counted, 0 when
+refused, -1 (nothing counted) when this process's own lease has lapsed: it must renew first,
+writing its tally back, or its sockets would be undercounted from then on."""
 
 COUNT = _NOW_MS + """
 local total = 0
@@ -184,9 +190,16 @@ class RedisLimits(Limits):
     async def hold(self, scope: str, cap: int) -> bool:
         """See :meth:`Limits.hold`."""
         try:
-            counted = await self._hold(
-                keys=[self.procs_key, self.held_key],
-                args=[self.process, self.lease_ms, self.held_prefix, scope, cap])
+            counted = -1
+            for _ in range(2):
+                counted = await self._hold(
+                    keys=[self.procs_key, self.held_key],
+                    args=[self.process, self.lease_ms, self.held_prefix, scope, cap])
+                if counted != -1:
+                    break
+                await self.renew()
+            if counted == -1:
+                raise RedisError("this process's lease would not hold")
         except RedisError as exc:
             self._down(exc, "counting a socket")
             counted = 1

@@ -34,6 +34,7 @@ import msgspec
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import ClientDisconnect
@@ -45,6 +46,7 @@ from nertz.errors import ReplayError, RulesError
 from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
 from nertz.server import protocol
 from nertz.server.edge.connection import Connection
+from nertz.server.edge.latency import PING_INTERVAL, Prober
 from nertz.server.hub import ROOM_IDLE_SECONDS, Hub
 from nertz.server.limits import (
     Limits,
@@ -58,8 +60,9 @@ from nertz.server.live import LiveRoom
 from nertz.server.openapi import ROUTES as API
 from nertz.server.players import PlayersApi
 from nertz.server.room.lobby import Player
-from nertz.server.room.messages import CommandError, Error, Kicked
-from nertz.server.store import Store, StoreBusy
+from nertz.server.room.messages import CommandError, Error, Kicked, Stamp
+from nertz.server.room.races import wall_ms
+from nertz.server.store import Store, StoreBusy, is_busy
 
 log = logging.getLogger("nertz.app")
 
@@ -118,6 +121,9 @@ class CreateRoom(msgspec.Struct, forbid_unknown_fields=True):
     rules: str | dict[str, Any] = "pagat"
     seats: int = 4
     name: str | None = None
+    fair_races: bool | None = None
+    public: bool = False
+    """Latency-fair races on or off; null: on while a person is seated (docs/protocol.md)."""
 
 
 class SameDeal(msgspec.Struct, forbid_unknown_fields=True):
@@ -239,13 +245,15 @@ def create_app(
     room_idle_seconds: float = ROOM_IDLE_SECONDS,
     redis_url: str | None = None,
     limits: Limits | None = None,
+    ping_interval: float = PING_INTERVAL,
 ) -> FastAPI:
     """The application; storage opens (and migrates) at start-up and every live room returns.
 
     ``deal_seed`` makes every room's n-th match deal the same cards: for tests and demos only,
     as anyone who knows the seed knows every card. ``rooms_per_minute`` limits room creation
     per client address, ``sockets_per_address`` and ``max_sockets`` the sockets open at once
-    (0: no limit); a room with nobody connected for ``room_idle_seconds`` closes. The client
+    (0: no limit); a room with nobody connected for ``room_idle_seconds`` closes; sockets that
+    ask for pings get one every ``ping_interval`` seconds (their round trip). The client
     address is the peer's: the server in front (``nertz serve``)
     rewrites it from forwarded headers only for the proxies it was told to trust.
 
@@ -277,7 +285,7 @@ def create_app(
         gc.freeze()
         state["hub"] = hub
         app.state.hub = hub
-        state["players"] = PlayersApi(hub, shared)
+        state["players"] = app.state.players = PlayersApi(hub, shared)
         try:
             yield
         finally:
@@ -306,6 +314,17 @@ def create_app(
         log.warning("answered 503: %s", exc)
         return JSONResponse({"error": f"the server is busy: try again in {exc.retry_after} s"},
                             status_code=503, headers={"Retry-After": str(exc.retry_after)})
+
+    @app.exception_handler(sa_exc.TimeoutError)
+    @app.exception_handler(sa_exc.OperationalError)
+    async def database_busy(request: Request, exc: Exception) -> JSONResponse:
+        # Queries made on the engine directly, not through the store (which says StoreBusy):
+        # an exhausted pool or a locked SQLite is overload too; anything else is a fault.
+        if is_busy(exc):
+            return await store_busy(request, StoreBusy(str(exc)))
+        log.error("database error on %s %s", request.method, request.url.path, exc_info=exc)
+        return JSONResponse({"error": "internal error: the database refused the request"},
+                            status_code=500)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -385,7 +404,9 @@ def create_app(
             raise ApiError(400, str(exc)) from None
         if not 2 <= data.seats <= 8:
             raise ApiError(400, f"seats must be 2 to 8, not {data.seats}")
-        room = await hub().create(rules, data.seats)
+        room = await hub().create(rules, data.seats, fair_races=data.fair_races)
+        if data.public:
+            await players().list_room(room.id)
         out: dict[str, Any] = {"room": room.id, "code": room.table.code,
                                "url": room_url(request, room)}
         if data.name is not None:
@@ -600,6 +621,7 @@ def create_app(
                 conn.send(_error("no_room", f"no room {room_id!r}"))
             return
         player: Player | None = None
+        prober: Prober | None = None
         said_hello = False
         player_scope: str | None = None  # the player this socket counts against, once held
         loop = asyncio.get_running_loop()
@@ -619,6 +641,9 @@ def create_app(
                     break
                 if frame["type"] == "websocket.disconnect":
                     break
+                # When the command reached this process: with the socket's round trip, what
+                # latency-fair races order plays by (the room may be on another process).
+                arrived = wall_ms()
                 if not allowance.take(loop.time()):
                     # Refused unread: answering costs little, doing what it asks might not.
                     conn.send(_error("too_fast", f"too many messages: at most "
@@ -661,6 +686,9 @@ def create_app(
                     player_scope = scope
                     said_hello = True
                     room.attach(conn, player, msg.since)
+                    if msg.pings:
+                        prober = Prober(conn.send, ping_interval)
+                        prober.start()
                     continue
                 if not room.open:
                     try:
@@ -682,26 +710,33 @@ def create_app(
                 if player is None or player.id not in room.table.players:
                     conn.send(protocol.encode(Kicked()))
                     break
+                if isinstance(msg, protocol.Pong) and (prober is None
+                                                       or not prober.pong(msg.id)):
+                    continue  # not ours to measure: nothing for the room
+                stamp = prober.stamp(arrived) if prober is not None else Stamp(arrived)
                 if isinstance(msg, protocol.Kick):
                     await _kick(room, player, msg, conn)
                 else:
-                    _dispatch(room, player, msg, conn)
+                    _dispatch(room, player, msg, conn, stamp)
         except WebSocketDisconnect:
             pass
         finally:
+            if prober is not None:
+                prober.stop()
             if said_hello:
                 room.detach(conn)
             if player_scope is not None:
                 await shared.let_go(player_scope)
 
-    def _dispatch(room: LiveRoom, player: Player, msg: Any, conn: Connection) -> None:
+    def _dispatch(room: LiveRoom, player: Player, msg: Any, conn: Connection,
+                  stamp: Stamp) -> None:
         # Hello and sync are the socket's business; every other message is the table's.
         if isinstance(msg, protocol.Sync):
             room.resync(conn, player, msg.since)
         elif isinstance(msg, protocol.Hello):
             conn.send(_error("bad_message", "already said hello"))
         else:
-            room.handle(player, msg, conn)
+            room.handle(player, msg, conn, stamp)
 
     async def _kick(room: LiveRoom, by: Player, msg: protocol.Kick, conn: Connection) -> None:
         target_id = msg.player
@@ -744,6 +779,19 @@ def create_app(
 
         @app.api_route("/r/{code}", methods=["GET", "HEAD"], include_in_schema=False)
         async def room_page(code: str) -> FileResponse:
+            return page()
+
+        # The players' screens (nertz/web/js/players.js) are the same page.
+        @app.api_route("/players/{player_id}", methods=["GET", "HEAD"], include_in_schema=False)
+        async def player_page(player_id: str) -> FileResponse:
+            return page()
+
+        @app.api_route("/leaderboard", methods=["GET", "HEAD"], include_in_schema=False)
+        @app.api_route("/leaderboard/{family}", methods=["GET", "HEAD"],
+                       include_in_schema=False)
+        @app.api_route("/account", methods=["GET", "HEAD"], include_in_schema=False)
+        @app.api_route("/quick", methods=["GET", "HEAD"], include_in_schema=False)
+        async def players_pages(family: str | None = None) -> FileResponse:
             return page()
 
         @app.api_route("/sw.js", methods=["GET", "HEAD"], include_in_schema=False)

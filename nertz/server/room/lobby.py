@@ -79,6 +79,9 @@ class Player:
     left_at: float | None = None
     away_until: float | None = None
     rtt: float | None = None
+    """The round trip shown to the table: the server's measurement, else the client's claim."""
+    rtt_measured: float | None = None
+    """The server's own round-trip estimate (from the edge's stamps): what fair races use."""
     moves: TokenBucket = field(default_factory=lambda: TokenBucket(MOVES_PER_SECOND,
                                                                    MOVES_PER_SECOND))
     answers: OrderedDict[str, ServerMessage] = field(default_factory=OrderedDict)

@@ -198,6 +198,24 @@ class Emoted(ServerMessage, tag="emote"):
     emote: str
 
 
+class Ping(ServerMessage, tag="ping"):
+    """The server's own round-trip probe (to a client that asked for them in ``hello``): answer
+    at once with a ``pong`` carrying this ``id``."""
+
+    id: str
+
+
+class Stamp(msgspec.Struct, frozen=True):
+    """What the edge (the process holding a socket) knows of one command as it hands it to the
+    room: when it arrived (``arrived_ms``, the wall clock in ms since the epoch, so that
+    processes on different machines compare) and the socket's round-trip estimate at that moment
+    (``rtt_ms``, the server's own measurement, :mod:`nertz.server.edge.latency`; None while
+    there is none). A plain value: carried unchanged wherever the command is relayed."""
+
+    arrived_ms: float
+    rtt_ms: float | None = None
+
+
 EVERYONE: Final = "*"
 """Audience: every socket of the room (a versioned broadcast)."""
 SENDER: Final = ""
