@@ -420,6 +420,15 @@ class Store:
             row = result.first()
         return None if row is None else dict(json.loads(row.replay))
 
+    async def match_finished_at(self, match_id: str) -> float | None:
+        """When a finished match was stored (``time.time()``), or None for no such match."""
+        async with self.connection() as conn:
+            result = await conn.execute(
+                sa.select(matches.c.finished_at).where(matches.c.id == match_id)
+            )
+            row = result.first()
+        return None if row is None else float(row.finished_at)
+
     async def room_matches(self, room_id: str) -> Sequence[str]:
         """The ids of a room's finished matches, oldest first."""
         async with self.connection() as conn:

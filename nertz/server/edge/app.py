@@ -485,7 +485,10 @@ def create_app(
         data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if data is None:
             raise ApiError(404, f"no finished match {match_id!r}")
-        return await _frames_response(data)
+        # When it was played, for the viewer's title (ms since the epoch).
+        finished = await hub().store.match_finished_at(match_id)
+        return await _frames_response(
+            data, {} if finished is None else {"finished_at": round(finished * 1000)})
 
     @app.post("/api/matches/{match_id}/same_deal", **API["same_deal"])
     async def same_deal(match_id: str, request: Request) -> JSONResponse:
@@ -538,17 +541,19 @@ def create_app(
                                 f"(this one has {moves})")
         return file
 
-    async def _frames_response(data: dict[str, Any]) -> Response:
+    async def _frames_response(data: dict[str, Any], extra: dict[str, Any]) -> Response:
         try:
             file = replay.from_json(data)
         except ReplayError as exc:  # pragma: no cover - stored files are ours
             raise ApiError(500, str(exc)) from None
-        return await _frames_file(file)
+        return await _frames_file(file, extra)
 
     frames_lock = asyncio.Lock()
 
-    async def _frames_file(file: replay.ReplayFile) -> Response:
-        return await _played_through(lambda: msgspec.json.encode(replay.frames(file)))
+    async def _frames_file(file: replay.ReplayFile, extra: dict[str, Any] | None = None
+                           ) -> Response:
+        return await _played_through(
+            lambda: msgspec.json.encode(replay.frames(file) | (extra or {})))
 
     async def _analysis_file(file: replay.ReplayFile) -> Response:
         return await _played_through(lambda: msgspec.json.encode(analyse(file).to_json()))
