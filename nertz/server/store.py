@@ -330,7 +330,7 @@ class Store:
         # would break their tables (each would have to be rebuilt from its log).
         while True:
             try:
-                async with self._begin() as conn:
+                async with self.transaction() as conn:
                     fenced = await _fenced_rooms(conn, batch)
                     rows = [row for row, _, _ in batch if row["room_id"] not in fenced]
                     if rows:
@@ -340,8 +340,9 @@ class Store:
                 await asyncio.sleep(WRITER_RETRY)
 
     @contextlib.asynccontextmanager
-    async def _connect(self) -> AsyncIterator[AsyncConnection]:
-        """A pooled connection for reading; :class:`StoreBusy` if none comes free in time."""
+    async def connection(self) -> AsyncIterator[AsyncConnection]:
+        """A pooled connection for reading; :class:`StoreBusy` if none comes free in time.
+        (Other modules reading the same database should read through here too.)"""
         try:
             async with self.engine.connect() as conn:
                 yield conn
@@ -351,10 +352,12 @@ class Store:
             raise
 
     @contextlib.asynccontextmanager
-    async def _begin(self) -> AsyncIterator[AsyncConnection]:
+    async def transaction(self) -> AsyncIterator[AsyncConnection]:
         """A write transaction, committed at the end; on SQLite, after this process's other
         writers (see the module's notes). :class:`StoreBusy` when the database is
-        overloaded."""
+        overloaded. Every module that writes to the store's database should write through
+        here: a transaction opened on the engine directly competes for SQLite's write lock
+        in its busy loop instead of waiting its turn."""
         lock = self._write_lock
         async with lock if lock is not None else contextlib.nullcontext():
             try:
@@ -369,7 +372,7 @@ class Store:
         """Make ``epoch`` the room's newest (a new owner does this before reading the log):
         False if the room already has a newer one. On PostgreSQL this waits for a former
         owner's transaction in flight, so every append after it sees the new epoch."""
-        async with self._begin() as conn:
+        async with self.transaction() as conn:
             result = await conn.execute(
                 room_epochs.update().where(room_epochs.c.room_id == room_id)
                 .where(room_epochs.c.epoch <= epoch).values(epoch=epoch))
@@ -392,7 +395,7 @@ class Store:
 
     async def epoch(self, room_id: str) -> int | None:
         """The room's newest epoch, or None if it was never run under a lease."""
-        async with self._connect() as conn:
+        async with self.connection() as conn:
             value = (await conn.execute(sa.select(room_epochs.c.epoch)
                                         .where(room_epochs.c.room_id == room_id))).scalar()
         return None if value is None else int(value)
@@ -401,7 +404,7 @@ class Store:
         """A room's whole log, in order. Loading it (to rebuild the room) clears a failed
         append's hold on the room: the rebuilt table goes on from what is stored."""
         self._failed.discard(room_id)
-        async with self._connect() as conn:
+        async with self.connection() as conn:
             result = await conn.execute(
                 sa.select(room_log.c.seq, room_log.c.kind, room_log.c.data, room_log.c.at)
                 .where(room_log.c.room_id == room_id)
@@ -414,7 +417,7 @@ class Store:
     async def create_room(self, room_id: str, code: str, rules: Any, seats: int) -> None:
         """Store a new room's header."""
         now = time.time()
-        async with self._begin() as conn:
+        async with self.transaction() as conn:
             await conn.execute(
                 rooms.insert().values(
                     id=room_id, code=code, created_at=now, updated_at=now, status="open",
@@ -424,7 +427,7 @@ class Store:
 
     async def set_status(self, room_id: str, status: str) -> None:
         """Mark a room ``open`` or ``closed`` (closed rooms are not restored at start)."""
-        async with self._begin() as conn:
+        async with self.transaction() as conn:
             await conn.execute(
                 rooms.update().where(rooms.c.id == room_id).values(
                     status=status, updated_at=time.time()
@@ -433,7 +436,7 @@ class Store:
 
     async def find_room(self, key: str) -> RoomRow | None:
         """A room by id or by its join code (codes are case-insensitive)."""
-        async with self._connect() as conn:
+        async with self.connection() as conn:
             result = await conn.execute(
                 sa.select(rooms).where(sa.or_(rooms.c.id == key, rooms.c.code == key.upper()))
             )
@@ -446,14 +449,14 @@ class Store:
         query = sa.select(rooms).where(rooms.c.status != "closed")
         if active_since is not None:
             query = query.where(_last_activity() >= active_since)
-        async with self._connect() as conn:
+        async with self.connection() as conn:
             result = await conn.execute(query)
             return [_room(r) for r in result]
 
     async def close_idle_rooms(self, idle_since: float) -> int:
         """Mark closed every open room whose last log entry is older than ``idle_since`` (a
         ``time.time()``); returns how many. Their logs and matches stay."""
-        async with self._begin() as conn:
+        async with self.transaction() as conn:
             result = await conn.execute(
                 rooms.update()
                 .where(rooms.c.status != "closed")
@@ -466,7 +469,7 @@ class Store:
         self, match_id: str, room_id: str, replay: dict[str, Any], winner: int | None
     ) -> None:
         """Store a finished match's replay file."""
-        async with self._begin() as conn:
+        async with self.transaction() as conn:
             await conn.execute(
                 matches.insert().values(
                     id=match_id, room_id=room_id, finished_at=time.time(), winner=winner,
@@ -481,16 +484,25 @@ class Store:
 
     async def get_match(self, match_id: str) -> dict[str, Any] | None:
         """A finished match's replay file, or None."""
-        async with self._connect() as conn:
+        async with self.connection() as conn:
             result = await conn.execute(
                 sa.select(matches.c.replay).where(matches.c.id == match_id)
             )
             row = result.first()
         return None if row is None else dict(json.loads(row.replay))
 
+    async def match_finished_at(self, match_id: str) -> float | None:
+        """When a finished match was stored (``time.time()``), or None for no such match."""
+        async with self.connection() as conn:
+            result = await conn.execute(
+                sa.select(matches.c.finished_at).where(matches.c.id == match_id)
+            )
+            row = result.first()
+        return None if row is None else float(row.finished_at)
+
     async def room_matches(self, room_id: str) -> Sequence[str]:
         """The ids of a room's finished matches, oldest first."""
-        async with self._connect() as conn:
+        async with self.connection() as conn:
             result = await conn.execute(
                 sa.select(matches.c.id).where(matches.c.room_id == room_id)
                 .order_by(matches.c.finished_at)

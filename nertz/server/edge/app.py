@@ -34,6 +34,7 @@ import msgspec
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import ClientDisconnect
@@ -62,7 +63,7 @@ from nertz.server.players import PlayersApi
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import CommandError, Error, Kicked, Stamp
 from nertz.server.room.races import wall_ms
-from nertz.server.store import Store, StoreBusy
+from nertz.server.store import Store, StoreBusy, is_busy
 
 log = logging.getLogger("nertz.app")
 
@@ -122,6 +123,7 @@ class CreateRoom(msgspec.Struct, forbid_unknown_fields=True):
     seats: int = 4
     name: str | None = None
     fair_races: bool | None = None
+    public: bool = False
     """Latency-fair races on or off; null: on while a person is seated (docs/protocol.md)."""
 
 
@@ -303,7 +305,7 @@ def create_app(
         gc.freeze()
         state["hub"] = hub
         app.state.hub = hub
-        state["players"] = PlayersApi(hub, shared)
+        state["players"] = app.state.players = PlayersApi(hub, shared)
         try:
             yield
         finally:
@@ -334,6 +336,17 @@ def create_app(
         log.warning("answered 503: %s", exc)
         return JSONResponse({"error": f"the server is busy: try again in {exc.retry_after} s"},
                             status_code=503, headers={"Retry-After": str(exc.retry_after)})
+
+    @app.exception_handler(sa_exc.TimeoutError)
+    @app.exception_handler(sa_exc.OperationalError)
+    async def database_busy(request: Request, exc: Exception) -> JSONResponse:
+        # Queries made on the engine directly, not through the store (which says StoreBusy):
+        # an exhausted pool or a locked SQLite is overload too; anything else is a fault.
+        if is_busy(exc):
+            return await store_busy(request, StoreBusy(str(exc)))
+        log.error("database error on %s %s", request.method, request.url.path, exc_info=exc)
+        return JSONResponse({"error": "internal error: the database refused the request"},
+                            status_code=500)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -415,6 +428,8 @@ def create_app(
         if not 2 <= data.seats <= 8:
             raise ApiError(400, f"seats must be 2 to 8, not {data.seats}")
         room = await hub().create(rules, data.seats, fair_races=data.fair_races)
+        if data.public:
+            await players().list_room(room.id)
         out: dict[str, Any] = {"room": room.id, "code": room.table.code,
                                "url": room_url(request, room)}
         if data.name is not None:
@@ -551,7 +566,10 @@ def create_app(
         data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if data is None:
             raise ApiError(404, f"no finished match {match_id!r}")
-        return await _frames_response(data)
+        # When it was played, for the viewer's title (ms since the epoch).
+        finished = await hub().store.match_finished_at(match_id)
+        return await _frames_response(
+            data, {} if finished is None else {"finished_at": round(finished * 1000)})
 
     @app.post("/api/matches/{match_id}/same_deal", **API["same_deal"])
     async def same_deal(match_id: str, request: Request) -> JSONResponse:
@@ -604,17 +622,19 @@ def create_app(
                                 f"(this one has {moves})")
         return file
 
-    async def _frames_response(data: dict[str, Any]) -> Response:
+    async def _frames_response(data: dict[str, Any], extra: dict[str, Any]) -> Response:
         try:
             file = replay.from_json(data)
         except ReplayError as exc:  # pragma: no cover - stored files are ours
             raise ApiError(500, str(exc)) from None
-        return await _frames_file(file)
+        return await _frames_file(file, extra)
 
     frames_lock = asyncio.Lock()
 
-    async def _frames_file(file: replay.ReplayFile) -> Response:
-        return await _played_through(lambda: msgspec.json.encode(replay.frames(file)))
+    async def _frames_file(file: replay.ReplayFile, extra: dict[str, Any] | None = None
+                           ) -> Response:
+        return await _played_through(
+            lambda: msgspec.json.encode(replay.frames(file) | (extra or {})))
 
     async def _analysis_file(file: replay.ReplayFile) -> Response:
         return await _played_through(lambda: msgspec.json.encode(analyse(file).to_json()))
