@@ -326,8 +326,20 @@ async def test_chaos(service: Service, quick_bots: None) -> None:
             game.bots[0].host_duties = False
         for game in games:
             host = game.bots[0].client
-            await until(lambda host=host: host.phase == "match_over", 300,
-                        f"room {game.room} to finish its match")
+            try:
+                await until(lambda host=host: host.phase == "match_over", 300,
+                            f"room {game.room} to finish its match")
+            except AssertionError:
+                for bot in game.bots:
+                    c = bot.client
+                    print(c.name, c.phase, "closed", c.closed, "reconnects", c.reconnects,
+                          "pending", c.pending, "v", c.version, bot.stats.matches,
+                          bot.stats.errors[-3:], list(c.errors)[-3:])
+                print("owner", await service.owner(game.room))
+                for proc in service.procs:
+                    print(proc.port, [line for line in proc.log.read_text().splitlines()
+                                      if game.room in line][-10:])
+                raise
         for game in games:
             for bot in game.bots:
                 bot.stop()
