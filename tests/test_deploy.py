@@ -1,7 +1,8 @@
 """The deployment files in deploy/ hold together: the compose file parses (Docker is not run
 here) and brings up three nertz processes, Redis, PostgreSQL and a proxy wired to each other;
 every nertz command in them is one ``nertz serve`` accepts; the proxy passes WebSocket upgrades
-on to all three and outwaits the server's pings; the systemd unit runs the server."""
+on to all three and outwaits the server's pings (and nginx itself accepts the site, where nginx
+is installed); the systemd unit runs the server."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ import configparser
 import ipaddress
 import re
 import shlex
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import pytest
 import yaml
 
 from nertz.cli import build_parser
@@ -96,3 +100,28 @@ def test_the_image_serves_on_the_port_compose_uses() -> None:
     args = serve_args(yaml.safe_load(cmd))
     assert args.port == 8000 and args.host == "0.0.0.0"
     assert "EXPOSE 8000" in docker
+
+
+def test_nginx_accepts_the_site(tmp_path: Path) -> None:
+    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists()
+                                      else None)
+    if nginx is None:
+        pytest.skip("nginx is not installed here: its syntax check is skipped")
+    # The compose service names resolve only inside compose: point them at this machine.
+    site = re.sub(r"nertz(\d):8000", r"127.0.0.1:800\1", (DEPLOY / "nginx.conf").read_text())
+    (tmp_path / "site.conf").write_text(site)
+    temp = {name: tmp_path / name for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi")}
+    for folder in temp.values():
+        folder.mkdir()
+    (tmp_path / "nginx.conf").write_text(
+        f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/error.log;\nevents {{}}\n"
+        "http {\n    access_log off;\n"
+        + "".join(f"    {name}_temp_path {folder};\n" if name != "body"
+                  else f"    client_body_temp_path {folder};\n"
+                  for name, folder in temp.items())
+        + f"    include {tmp_path}/site.conf;\n}}\n")
+    out = subprocess.run([nginx, "-t", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"),
+                          "-e", str(tmp_path / "error.log")],
+                         capture_output=True, text=True, timeout=30, check=False)
+    assert out.returncode == 0, out.stderr
+    assert "syntax is ok" in out.stderr

@@ -103,6 +103,9 @@ CREATE_ROOM: Final = {
         "seats": {"type": "integer", "minimum": 2, "maximum": 8, "default": 4},
         "name": {"type": ["string", "null"], "minLength": 1,
                  "description": "the host's name (cut to 24 characters): the creator joins"},
+        "public": {"type": "boolean", "default": False,
+                   "description": "listed by GET /api/rooms for anyone to join (else the "
+                                  "room is reached only by its link or code)"},
         "fair_races": {"type": ["boolean", "null"],
                        "description": "latency-fair races on or off (null, the default: on "
                                       "while a person is seated)"},

@@ -294,15 +294,16 @@ class Store:
         # would break their tables (each would have to be rebuilt from its log).
         while True:
             try:
-                async with self._begin() as conn:
+                async with self.transaction() as conn:
                     await conn.execute(self._insert, rows)
                 return
             except StoreBusy:
                 await asyncio.sleep(WRITER_RETRY)
 
     @contextlib.asynccontextmanager
-    async def _connect(self) -> AsyncIterator[AsyncConnection]:
-        """A pooled connection for reading; :class:`StoreBusy` if none comes free in time."""
+    async def connection(self) -> AsyncIterator[AsyncConnection]:
+        """A pooled connection for reading; :class:`StoreBusy` if none comes free in time.
+        (Other modules reading the same database should read through here too.)"""
         try:
             async with self.engine.connect() as conn:
                 yield conn
@@ -312,10 +313,12 @@ class Store:
             raise
 
     @contextlib.asynccontextmanager
-    async def _begin(self) -> AsyncIterator[AsyncConnection]:
+    async def transaction(self) -> AsyncIterator[AsyncConnection]:
         """A write transaction, committed at the end; on SQLite, after this process's other
         writers (see the module's notes). :class:`StoreBusy` when the database is
-        overloaded."""
+        overloaded. Every module that writes to the store's database should write through
+        here: a transaction opened on the engine directly competes for SQLite's write lock
+        in its busy loop instead of waiting its turn."""
         lock = self._write_lock
         async with lock if lock is not None else contextlib.nullcontext():
             try:
@@ -330,7 +333,7 @@ class Store:
         """A room's whole log, in order. Loading it (to rebuild the room) clears a failed
         append's hold on the room: the rebuilt table goes on from what is stored."""
         self._failed.discard(room_id)
-        async with self._connect() as conn:
+        async with self.connection() as conn:
             result = await conn.execute(
                 sa.select(room_log.c.seq, room_log.c.kind, room_log.c.data, room_log.c.at)
                 .where(room_log.c.room_id == room_id)
@@ -343,7 +346,7 @@ class Store:
     async def create_room(self, room_id: str, code: str, rules: Any, seats: int) -> None:
         """Store a new room's header."""
         now = time.time()
-        async with self._begin() as conn:
+        async with self.transaction() as conn:
             await conn.execute(
                 rooms.insert().values(
                     id=room_id, code=code, created_at=now, updated_at=now, status="open",
@@ -353,7 +356,7 @@ class Store:
 
     async def set_status(self, room_id: str, status: str) -> None:
         """Mark a room ``open`` or ``closed`` (closed rooms are not restored at start)."""
-        async with self._begin() as conn:
+        async with self.transaction() as conn:
             await conn.execute(
                 rooms.update().where(rooms.c.id == room_id).values(
                     status=status, updated_at=time.time()
@@ -362,7 +365,7 @@ class Store:
 
     async def find_room(self, key: str) -> RoomRow | None:
         """A room by id or by its join code (codes are case-insensitive)."""
-        async with self._connect() as conn:
+        async with self.connection() as conn:
             result = await conn.execute(
                 sa.select(rooms).where(sa.or_(rooms.c.id == key, rooms.c.code == key.upper()))
             )
@@ -375,14 +378,14 @@ class Store:
         query = sa.select(rooms).where(rooms.c.status != "closed")
         if active_since is not None:
             query = query.where(_last_activity() >= active_since)
-        async with self._connect() as conn:
+        async with self.connection() as conn:
             result = await conn.execute(query)
             return [_room(r) for r in result]
 
     async def close_idle_rooms(self, idle_since: float) -> int:
         """Mark closed every open room whose last log entry is older than ``idle_since`` (a
         ``time.time()``); returns how many. Their logs and matches stay."""
-        async with self._begin() as conn:
+        async with self.transaction() as conn:
             result = await conn.execute(
                 rooms.update()
                 .where(rooms.c.status != "closed")
@@ -395,7 +398,7 @@ class Store:
         self, match_id: str, room_id: str, replay: dict[str, Any], winner: int | None
     ) -> None:
         """Store a finished match's replay file."""
-        async with self._begin() as conn:
+        async with self.transaction() as conn:
             await conn.execute(
                 matches.insert().values(
                     id=match_id, room_id=room_id, finished_at=time.time(), winner=winner,
@@ -410,7 +413,7 @@ class Store:
 
     async def get_match(self, match_id: str) -> dict[str, Any] | None:
         """A finished match's replay file, or None."""
-        async with self._connect() as conn:
+        async with self.connection() as conn:
             result = await conn.execute(
                 sa.select(matches.c.replay).where(matches.c.id == match_id)
             )
@@ -419,7 +422,7 @@ class Store:
 
     async def room_matches(self, room_id: str) -> Sequence[str]:
         """The ids of a room's finished matches, oldest first."""
-        async with self._connect() as conn:
+        async with self.connection() as conn:
             result = await conn.execute(
                 sa.select(matches.c.id).where(matches.c.room_id == room_id)
                 .order_by(matches.c.finished_at)

@@ -34,6 +34,7 @@ import msgspec
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import ClientDisconnect
@@ -61,7 +62,7 @@ from nertz.server.players import PlayersApi
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import CommandError, Error, Kicked, Stamp
 from nertz.server.room.races import wall_ms
-from nertz.server.store import Store, StoreBusy
+from nertz.server.store import Store, StoreBusy, is_busy
 
 log = logging.getLogger("nertz.app")
 
@@ -121,6 +122,7 @@ class CreateRoom(msgspec.Struct, forbid_unknown_fields=True):
     seats: int = 4
     name: str | None = None
     fair_races: bool | None = None
+    public: bool = False
     """Latency-fair races on or off; null: on while a person is seated (docs/protocol.md)."""
 
 
@@ -283,7 +285,7 @@ def create_app(
         gc.freeze()
         state["hub"] = hub
         app.state.hub = hub
-        state["players"] = PlayersApi(hub, shared)
+        state["players"] = app.state.players = PlayersApi(hub, shared)
         try:
             yield
         finally:
@@ -312,6 +314,17 @@ def create_app(
         log.warning("answered 503: %s", exc)
         return JSONResponse({"error": f"the server is busy: try again in {exc.retry_after} s"},
                             status_code=503, headers={"Retry-After": str(exc.retry_after)})
+
+    @app.exception_handler(sa_exc.TimeoutError)
+    @app.exception_handler(sa_exc.OperationalError)
+    async def database_busy(request: Request, exc: Exception) -> JSONResponse:
+        # Queries made on the engine directly, not through the store (which says StoreBusy):
+        # an exhausted pool or a locked SQLite is overload too; anything else is a fault.
+        if is_busy(exc):
+            return await store_busy(request, StoreBusy(str(exc)))
+        log.error("database error on %s %s", request.method, request.url.path, exc_info=exc)
+        return JSONResponse({"error": "internal error: the database refused the request"},
+                            status_code=500)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -392,6 +405,8 @@ def create_app(
         if not 2 <= data.seats <= 8:
             raise ApiError(400, f"seats must be 2 to 8, not {data.seats}")
         room = await hub().create(rules, data.seats, fair_races=data.fair_races)
+        if data.public:
+            await players().list_room(room.id)
         out: dict[str, Any] = {"room": room.id, "code": room.table.code,
                                "url": room_url(request, room)}
         if data.name is not None:
@@ -764,6 +779,19 @@ def create_app(
 
         @app.api_route("/r/{code}", methods=["GET", "HEAD"], include_in_schema=False)
         async def room_page(code: str) -> FileResponse:
+            return page()
+
+        # The players' screens (nertz/web/js/players.js) are the same page.
+        @app.api_route("/players/{player_id}", methods=["GET", "HEAD"], include_in_schema=False)
+        async def player_page(player_id: str) -> FileResponse:
+            return page()
+
+        @app.api_route("/leaderboard", methods=["GET", "HEAD"], include_in_schema=False)
+        @app.api_route("/leaderboard/{family}", methods=["GET", "HEAD"],
+                       include_in_schema=False)
+        @app.api_route("/account", methods=["GET", "HEAD"], include_in_schema=False)
+        @app.api_route("/quick", methods=["GET", "HEAD"], include_in_schema=False)
+        async def players_pages(family: str | None = None) -> FileResponse:
             return page()
 
         @app.api_route("/sw.js", methods=["GET", "HEAD"], include_in_schema=False)

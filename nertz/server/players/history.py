@@ -126,6 +126,9 @@ class History:
             return False
         if len(seats) < 2 or any(not seat for seat in seats):
             return False
+        held = [s.profile for seat in seats for s in seat if s.profile]
+        if len(held) != len(set(held)):
+            return False  # one player at two places: not a contest between players
         file = replay.from_json(data)
         if len(file.players) != len(seats):
             return False

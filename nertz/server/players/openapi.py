@@ -186,6 +186,12 @@ ROUTES: Final[dict[str, dict[str, Any]]] = {
                                                  "rating change", RATED), **_errors(404)}},
     "room_ratings": {"responses": {200: _answer("each player's rating in the room's family",
                                                 ROOM_RATINGS), **_errors(404, 503)}},
+    "public_rooms": {"responses": {200: _answer(
+        "the public rooms one may join now, newest first (private rooms are never listed)",
+        {"type": "object", "required": ["rooms"], "properties": {"rooms": {
+            "type": "array", "items": {"type": "object", "required": [
+                "room", "code", "preset", "family", "seats", "listed_at", "phase", "seated",
+                "url"]}}}})}},
     "quick_enter": {"responses": {200: _answer("where your ask stands", QUICK_STATUS),
                                   **_errors(400, 401, 413)},
                     **_body(QUICK, "the preset, seat count and wait for people",

@@ -26,6 +26,7 @@ from nertz.server.players.identity import (
     Profile,
     token_from,
 )
+from nertz.server.players.listing import Listing
 from nertz.server.players.openapi import ROUTES as API
 from nertz.server.players.quickmatch import QuickMatch
 from nertz.server.players.ratings import (
@@ -98,6 +99,7 @@ class PlayersApi:
         self.accounts = Accounts(engine)
         self.history = History(engine)
         self.quick = QuickMatch(engine, self.identities, hub.create)
+        self.listing = Listing(engine, hub.rooms.get)
         self.limits = limits
         self.signins = signins
         hub.store.match_listeners.append(self.match_saved)
@@ -133,6 +135,10 @@ class PlayersApi:
             return
         members = await self.identities.members(room_id)
         await self.history.record(match_id, room_id, data, self.seating(room, members))
+
+    async def list_room(self, room_id: str) -> None:
+        """List a new room publicly (its creator asked for it)."""
+        await self.listing.add(room_id)
 
     @staticmethod
     def set_cookie(request: Request, response: Response, token: str | None) -> None:
@@ -309,6 +315,12 @@ class PlayersApi:
                 players.append({"player": p.id, "profile": prof,
                                 "rating": round(skill.display, 1)})
             return {"family": fam, "players": players}
+
+        @api.get("/api/rooms", **API["public_rooms"])
+        async def public_rooms(request: Request) -> dict[str, Any]:
+            base = str(request.base_url).rstrip("/")
+            listed = await get().listing.rooms()
+            return {"rooms": [r | {"url": f"{base}/r/{r['code']}"} for r in listed]}
 
         @api.post("/api/quick", **API["quick_enter"])
         async def quick_enter(request: Request) -> JSONResponse:

@@ -111,5 +111,15 @@ quick_queue = sa.Table(
 A grouping claims its rows by an atomic update (``claim``), so two processes never seat the
 same player twice."""
 
-__all__ = ["match_results", "profile_tokens", "profiles", "quick_queue", "rated_matches",
-           "ratings", "room_members"]
+public_rooms = sa.Table(
+    "public_rooms",
+    metadata,
+    sa.Column("room_id", sa.String(32), primary_key=True),
+    sa.Column("listed_at", sa.Float, nullable=False),
+    sa.Index("public_rooms_listed", "listed_at"),
+)
+"""Rooms their creator asked to list (``GET /api/rooms``); every other room is reached only
+by its link or code."""
+
+__all__ = ["match_results", "profile_tokens", "profiles", "public_rooms", "quick_queue",
+           "rated_matches", "ratings", "room_members"]

@@ -11,6 +11,7 @@ import {ReplayViewer} from './replay.js';
 import {fetchAnalysis} from './analysis.js';
 import {beep, soundOn, setSound} from './sound.js';
 import {label, friendly} from './cards.js';
+import {playersRoute} from './players.js';
 
 const root = document.getElementById('app');
 
@@ -87,6 +88,7 @@ async function route() {
   const m = /^\/r\/([^/]+)\/?$/.exec(location.pathname);
   const params = new URLSearchParams(location.search);
   if (m) return enterRoom(decodeURIComponent(m[1]));
+  if (playersRoute(location.pathname, root, app)) return;
   if (params.get('replay')) {
     const id = params.get('replay');
     fill(root, h('p', {class: 'loading', text: 'Loading the replay…'}));
