@@ -240,6 +240,12 @@ function onMessage(m) {
       } else toast(friendly(m.message), 'bad');
       beep('bad');
       break;
+    case 'pointer':  // another seat's drag (one's own comes back too: already shown)
+      if (tableView && !(S.you && m.player === S.you.player)) tableView.showPointer(m);
+      return;
+    case 'emote':
+      if (tableView) tableView.showEmote(m.seat, m.emote);
+      return;
     case 'latency':
       S.latency = m.rtt || {};
       break;
@@ -466,6 +472,8 @@ function render() {
       latency: seatLatency,
       away: seatAway,
       play,
+      pointer: (p) => { if (conn) conn.send({type: 'pointer', ...p}); },
+      emote: (name) => send({type: 'emote', emote: name}),
       onHelp: toggleHelp,
       topbar,
       get phase() { return S.room.phase; },
