@@ -247,13 +247,15 @@ class Client:
         reconnect: bool = True,
         max_backoff: float = 5.0,
         give_up_after: float = 300.0,
+        open_timeout: float = 10.0,
         compression: bool = False,
         http: httpx.AsyncClient | None = None,
     ) -> None:
         """``room`` is the room's id (the socket is ``/ws/{room}``). ``ping_interval`` seconds
         between pings (None: none). A dropped connection is retried with backoff from 50 ms up to
         ``max_backoff`` seconds for ``give_up_after`` seconds (the server keeps a seat 5
-        minutes). ``compression`` asks for per-message deflate."""
+        minutes). ``open_timeout`` bounds each opening handshake (a browser waits up to 240 s,
+        Chromium's limit). ``compression`` asks for per-message deflate."""
         self.address = RoomAddress(base_url.rstrip("/"), room)
         self.room_id = room
         self.token = token
@@ -264,6 +266,7 @@ class Client:
         self.reconnect = reconnect
         self.max_backoff = max_backoff
         self.give_up_after = give_up_after
+        self.open_timeout = open_timeout
         self.compression = compression
         self.mirror = Mirror()
         self.rtts: deque[float] = deque(maxlen=RTT_SAMPLES)
@@ -375,7 +378,8 @@ class Client:
         try:
             ws = await connect(
                 url, compression="deflate" if self.compression else None,
-                max_size=2**22, open_timeout=10, ping_interval=20, ping_timeout=20,
+                max_size=2**22, open_timeout=self.open_timeout, ping_interval=20,
+                ping_timeout=20,
                 user_agent_header="nertz-client",
             )
         except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:

@@ -85,11 +85,13 @@ def test_an_overloaded_store_answers_503_with_retry_after(
         try:
             made = client.post("/api/rooms", json={"rules": "pagat", "seats": 2})
             shown = client.get("/api/rooms/NOSUCH")
+            # A route that queries the engine directly, not through the store.
+            board = client.get("/api/leaderboard/pounce")
             with client.websocket_connect("/ws/nosuchroom") as ws:
                 said = ws.receive_json()
         finally:
             in_loop(client, held.close)
-        for answer in (made, shown):
+        for answer in (made, shown, board):
             assert answer.status_code == 503, answer.text
             assert int(answer.headers["retry-after"]) >= 1
             assert "busy" in answer.json()["error"]
