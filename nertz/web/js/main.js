@@ -105,9 +105,14 @@ async function route() {
 
 window.addEventListener('popstate', route);
 
+/** A match's date in the reader's own words ("1 Dec 2026"). */
+export function playedOn(ms) {
+  return new Date(ms).toLocaleDateString(undefined, {day: 'numeric', month: 'short', year: 'numeric'});
+}
+
 function openReplay(frames, title, loadAnalysis = null, start = {}) {
   teardown();
-  document.title = `Nertz replay: ${frames.players.join(', ')}`;
+  document.title = `Nertz replay: ${frames.players.join(', ')}${frames.finished_at ? `, ${playedOn(frames.finished_at)}` : ''}`;
   replayView = new ReplayViewer(root, frames, title, app, start);
   if (loadAnalysis) replayView.showAnalysis(loadAnalysis);
 }
@@ -146,12 +151,13 @@ function send(msg) {
 
 // ------------------------------------------------------------------ own moves
 
-/** Play a move: shown at once, sent with an id, confirmed by `ack` or rolled back. */
-function play(move) {
+/** Play a move: shown at once, sent with an id, confirmed by `ack` or rolled back. `known`
+ *  is the cards it lifts when the caller knows them (a drop: no second look at the table). */
+function play(move, known = null) {
   if (!S.table || !S.you || S.you.seat == null) return;
   const mv = parseMove(move);
-  let cards = [];
-  if (mv && mv.kind === 'play') {
+  let cards = known || [];
+  if (!known && mv && mv.kind === 'play') {
     const tab = displayTable().tableaus[S.you.seat];
     const pile = tab.work[Number(mv.src) - 1];
     const index = mv.card && pile ? pile.up.indexOf(mv.card) : null;
@@ -160,6 +166,7 @@ function play(move) {
   const id = `m${Date.now().toString(36)}${(++seq).toString(36)}`;
   S.pending.push({id, move, cards});
   S.sent += 1;
+  // Sent first (the server works while the page draws), then drawn in the same task.
   if (conn) conn.send({type: 'play', id, move});
   render();
 }
@@ -221,7 +228,8 @@ function onMessage(m) {
       S.result = m.result; S.room = m.room; S.resultsHidden = false; S.pending = [];
       break;
     case 'ack':
-      dropPending(m.id);
+      // The move's update came first and already showed it: redraw only if it was still held.
+      if (!dropPending(m.id)) return;
       break;
     case 'rejected': onRejected(m); break;
     case 'race_won':

@@ -89,7 +89,9 @@ export class ReplayViewer {
     this.link = this.matchId ? h('button', {id: 'replay-link', onclick: () => this.copyLink()}, 'Copy a link to this move') : null;
     fill(root, h('div', {class: 'screen', id: 'replay', style: {maxWidth: '1200px'}},
       h('div', {class: 'row'},
-        h('h1', {class: 'grow', text: `Replay: ${this.names.join(', ')}`}),
+        h('h1', {class: 'grow', text: `Replay: ${this.names.join(', ')}`},
+          frames.finished_at ? h('time', {class: 'played-on', datetime: new Date(frames.finished_at).toISOString(),
+            text: ` · ${new Date(frames.finished_at).toLocaleDateString(undefined, {day: 'numeric', month: 'short', year: 'numeric'})}`}) : null),
         h('a', {href: '/', onclick: (e) => { e.preventDefault(); app.go('/'); }}, 'Home')),
       h('p', {class: 'muted'}, h('span', {text: `${title} · ${rulesText({rules: frames.rules})}`}), h('br'),
         h('span', {text: `Totals: ${totals}${frames.winner != null ? ` · winner ${this.names[frames.winner]}` : ''}`})),
