@@ -253,7 +253,14 @@ class Round:
         for k in range(len(work)):
             pile = work[k]
             if len(pile) > downs[k]:
-                _foundation_moves(pile[-1], _F_TABLE[k + 2], starter, accepting, open_piles, moves)
+                c = pile[-1]
+                by_number = _F_TABLE[k + 2]
+                rank = c.rank
+                if rank == starter:
+                    moves.append(by_number[0])
+                    continue
+                for fi in open_piles if rank == 0 else accepting[c.key]:
+                    moves.append(by_number[fi + 1])
         if self.rules.jokers:
             self._work_moves_wild(tab, nertz, waste, moves)
         else:
@@ -873,7 +880,18 @@ class Round:
 
     def _any_fits(self, cards: list[Card]) -> bool:
         """Whether some card of ``cards`` fits a foundation now (or starts one)."""
-        return any(self._card_fits(c) for c in cards)
+        starter = self._starter
+        accepting = self._accepting
+        for c in cards:
+            rank = c.rank
+            if rank == starter:
+                return True
+            if rank == 0:
+                if self._open_piles:
+                    return True
+            elif accepting[c.key]:
+                return True
+        return False
 
     def _pool_helps(self, tab: Tableau, pool: list[Card]) -> bool:
         """Whether the seat has a productive play once any one card of ``pool`` (cards of its
@@ -979,15 +997,6 @@ _PARTIAL: Final[list[Move | None]] = [None] * (5 * 5 * _KEYS)
 (0-based piles), made on first use: a list index instead of a dictionary and its tuple key."""
 
 
-def _partial_move(k: int, j: int, card: Card) -> Move:
-    """The shared move ``(k+1):card-(j+1)`` (``card`` is no joker)."""
-    at = (k * 5 + j) * _KEYS + card.key
-    move = _PARTIAL[at]
-    if move is None:
-        move = _PARTIAL[at] = to_work(_PILE_NAMES[k], j + 1, card)
-    return move
-
-
 def _foundation_moves(
     c: Card,
     by_number: list[Move],
@@ -1047,6 +1056,7 @@ def _work_moves(
         if size <= d:
             continue
         to_pile = _W_TABLE[k + 2]
+        row = k * 5 * _KEYS  # pile k's partial-run moves in _PARTIAL (looked up inline)
         base = pile[d].rank + d + 1  # the card that goes on a top of rank r is pile[base - r]
         for j in range(n):
             other = work[j]
@@ -1058,13 +1068,23 @@ def _work_moves(
                 if i == d:
                     moves.append(to_pile[j])
                 elif partial:
-                    moves.append(_partial_move(k, j, pile[i]))
+                    c = pile[i]
+                    at = row + j * _KEYS + c.key
+                    move = _PARTIAL[at]
+                    if move is None:
+                        move = _PARTIAL[at] = to_work(_PILE_NAMES[k], j + 1, c)
+                    moves.append(move)
         for j in range(n):
             if not work[j]:
                 moves.append(to_pile[j])
                 if partial:
                     for i in range(d + 1, size):
-                        moves.append(_partial_move(k, j, pile[i]))
+                        c = pile[i]
+                        at = row + j * _KEYS + c.key
+                        move = _PARTIAL[at]
+                        if move is None:
+                            move = _PARTIAL[at] = to_work(_PILE_NAMES[k], j + 1, c)
+                        moves.append(move)
 
 
 def _describe_needs(f: Foundation) -> str:
