@@ -858,39 +858,26 @@ class Round:
         if resets:
             # Asked for every seat after every move (is_blocked): the common answer, some card
             # fits a foundation, comes first and without building the pool.
-            either = self.rules.rotate_either
-            if (
-                (self._any_fits(tab.nertz) if either else self._card_fits(tab.nertz[-1]))
-                or self._any_fits(tab.stock)
-                or self._any_fits(tab.waste)
-            ):
+            nertz = tab.nertz if self.rules.rotate_either else tab.nertz[-1:]
+            if self._any_fits((nertz, tab.stock, tab.waste)):
                 return True
-            nertz = tab.nertz if either else tab.nertz[-1:]
             return self._work_helps(tab, nertz + tab.stock + tab.waste)
         return self._pool_helps(tab, tab.nertz[-1:] + self._reachable_stock_cards(tab, False))
 
-    def _card_fits(self, c: Card) -> bool:
-        """Whether ``c`` fits a foundation now (or starts one)."""
-        rank = c.rank
-        if rank == self._starter:
-            return True
-        if rank == 0:
-            return len(self._open_piles) > 0
-        return len(self._accepting[c.key]) > 0
-
-    def _any_fits(self, cards: list[Card]) -> bool:
-        """Whether some card of ``cards`` fits a foundation now (or starts one)."""
+    def _any_fits(self, piles: tuple[list[Card], ...]) -> bool:
+        """Whether some card of ``piles`` fits a foundation now (or starts one)."""
         starter = self._starter
         accepting = self._accepting
-        for c in cards:
-            rank = c.rank
-            if rank == starter:
-                return True
-            if rank == 0:
-                if self._open_piles:
+        for cards in piles:
+            for c in cards:
+                rank = c.rank
+                if rank == starter:
                     return True
-            elif accepting[c.key]:
-                return True
+                if rank == 0:
+                    if self._open_piles:
+                        return True
+                elif accepting[c.key]:
+                    return True
         return False
 
     def _pool_helps(self, tab: Tableau, pool: list[Card]) -> bool:
@@ -899,7 +886,7 @@ class Round:
         now or after rearranging its work piles. (Plays that need no card of the pool count too;
         a stuck seat has none.)"""
         # The common answer first, cheaply: some card fits a foundation.
-        return self._any_fits(pool) or self._work_helps(tab, pool)
+        return self._any_fits((pool,)) or self._work_helps(tab, pool)
 
     def _work_helps(self, tab: Tableau, pool: list[Card]) -> bool:
         """:meth:`_pool_helps` once no card of ``pool`` fits a foundation: a productive play
@@ -1016,21 +1003,22 @@ def _foundation_moves(
         moves.append(by_number[fi + 1])
 
 
-def _card_to_work(work: list[list[Card]], c: Card, to_pile: list[Move], moves: list[Move]) -> None:
+def _card_to_work(
+    c: Card,
+    filled: list[tuple[int, int, bool]],
+    empties: list[int],
+    to_pile: list[Move],
+    moves: list[Move],
+) -> None:
     """Append the plays of one card (the Nertz or waste top) onto work piles, jokers out of
     play: onto each top one rank higher of the other colour, then onto each empty pile."""
     need = c.rank + 1
     red = c.red
-    n = len(work)
-    for j in range(n):
-        pile = work[j]
-        if pile:
-            top = pile[-1]
-            if top.rank == need and top.red != red:
-                moves.append(to_pile[j])
-    for j in range(n):
-        if not work[j]:
+    for j, rank, top_red in filled:
+        if rank == need and top_red is not red:
             moves.append(to_pile[j])
+    for j in empties:
+        moves.append(to_pile[j])
 
 
 def _work_moves(
@@ -1044,13 +1032,20 @@ def _work_moves(
     """Moves onto work piles without jokers. A face-up run goes down by one in alternating
     colours, so the one card of a run that could go onto a given top is found by arithmetic
     (its rank fixes its place in the run), not by scanning the run."""
+    # Each non-empty pile as (index, top rank, top colour); and the empty piles.
+    filled: list[tuple[int, int, bool]] = []
+    empties: list[int] = []
+    for j, pile in enumerate(work):
+        if pile:
+            top = pile[-1]
+            filled.append((j, top.rank, top.red))
+        else:
+            empties.append(j)
     if nertz is not None:
-        _card_to_work(work, nertz, _W_TABLE[0], moves)
+        _card_to_work(nertz, filled, empties, _W_TABLE[0], moves)
     if waste is not None:
-        _card_to_work(work, waste, _W_TABLE[1], moves)
-    n = len(work)
-    for k in range(n):
-        pile = work[k]
+        _card_to_work(waste, filled, empties, _W_TABLE[1], moves)
+    for k, pile in enumerate(work):
         d = downs[k]
         size = len(pile)
         if size <= d:
@@ -1058,13 +1053,9 @@ def _work_moves(
         to_pile = _W_TABLE[k + 2]
         row = k * 5 * _KEYS  # pile k's partial-run moves in _PARTIAL (looked up inline)
         base = pile[d].rank + d + 1  # the card that goes on a top of rank r is pile[base - r]
-        for j in range(n):
-            other = work[j]
-            if j == k or not other:
-                continue
-            top = other[-1]
-            i = base - top.rank
-            if d <= i < size and pile[i].red != top.red:
+        for j, rank, top_red in filled:
+            i = base - rank
+            if d <= i < size and j != k and pile[i].red is not top_red:
                 if i == d:
                     moves.append(to_pile[j])
                 elif partial:
@@ -1074,17 +1065,16 @@ def _work_moves(
                     if move is None:
                         move = _PARTIAL[at] = to_work(_PILE_NAMES[k], j + 1, c)
                     moves.append(move)
-        for j in range(n):
-            if not work[j]:
-                moves.append(to_pile[j])
-                if partial:
-                    for i in range(d + 1, size):
-                        c = pile[i]
-                        at = row + j * _KEYS + c.key
-                        move = _PARTIAL[at]
-                        if move is None:
-                            move = _PARTIAL[at] = to_work(_PILE_NAMES[k], j + 1, c)
-                        moves.append(move)
+        for j in empties:
+            moves.append(to_pile[j])
+            if partial:
+                for i in range(d + 1, size):
+                    c = pile[i]
+                    at = row + j * _KEYS + c.key
+                    move = _PARTIAL[at]
+                    if move is None:
+                        move = _PARTIAL[at] = to_work(_PILE_NAMES[k], j + 1, c)
+                    moves.append(move)
 
 
 def _describe_needs(f: Foundation) -> str:
