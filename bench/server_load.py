@@ -1,13 +1,19 @@
 """Load test of ``nertz serve``: N rooms of four network bots at ``expert`` speed on loopback.
 
-Starts a real ``nertz serve`` process on a free port with a temporary SQLite database, opens N
-rooms, seats four :class:`~nertz.net.netbot.NetworkBot` clients in each (every one a real WebSocket
-from this process, all on one event loop), starts every room and lets them play for S seconds.
-Rounds roll on: each room's host deals the next round and asks for a rematch when a match ends,
-so the load stays steady. Prints one JSON object::
+Starts a real ``nertz serve`` process on a free port with a temporary SQLite database (or a
+fresh PostgreSQL database with ``--pg``), opens N rooms, seats four
+:class:`~nertz.net.netbot.NetworkBot` clients in each (every one a real WebSocket from this
+process, all on one event loop: the load generator is one cheap process unless ``--procs``
+says otherwise), starts every room and lets them play for S seconds. Rounds roll on: each
+room's host deals the next round and asks for a rematch when a match ends, so the load stays
+steady.
 
-    {"rooms": N, "clients": 4N, "moves_per_second": ..., "rtt_ms": {"p50": ..., "p99": ...},
-     "errors": 0, "server_rss_mb": ...}
+``--workers N`` runs the same load twice from one command, first on a one-worker server, then
+on ``nertz serve --workers N --redis URL --db POSTGRES`` (both on one fresh PostgreSQL database
+and Redis), and prints both side by side: round trips, moves a second, errors, and the server's
+CPU milliseconds per applied move summed over all its processes (the figure that does not
+depend on how busy the machine is), with the load generator's own CPU beside it. ``--rooms-n``
+gives the N-worker server more rooms, to show how many more it carries.
 
 ``rtt_ms`` is move sent -> ack received, over the measured window. ``errors`` counts protocol
 errors (any ``error`` message, ``too_fast`` included), rejections that no other seat's play
@@ -16,7 +22,11 @@ as ``races`` and ``stale``), dropped connections and moves never answered. Extra
 where the time went: the server's CPU share, this process's CPU share and event-loop lag (if the
 bench itself is saturated, its lag shows up in the round trips), and the ping round trips.
 
-    python bench/server_load.py --rooms 200 --seconds 60 --json
+    python bench/server_load.py --rooms 200 --seconds 60
+    python bench/server_load.py --rooms 100 --rooms-n 160 --workers 2 --seconds 30
+
+The table goes to stdout, then the JSON (``--json``: the JSON only; one object for one server,
+``{"runs": [...]}`` for two).
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,15 +69,51 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@contextlib.contextmanager
-def server_process(port: int, quiet: bool = True) -> Iterator[subprocess.Popen[bytes]]:
-    """``nertz serve`` on ``port`` with a fresh SQLite file; stopped (and the file removed) on
-    exit."""
-    folder = tempfile.mkdtemp(prefix="nertz-load-")
-    db = f"sqlite:///{folder}/load.db"
+def serve_command(port: int, db: str, workers: int = 1, redis: str | None = None,
+                  redis_prefix: str | None = None) -> list[str]:
+    """The ``nertz serve`` command line for one run (``workers`` > 1: the multi-process
+    server, which needs ``redis`` and a shared database; ``redis_prefix`` keeps its keys
+    apart from anyone else's on that Redis)."""
     cmd = [sys.executable, "-m", "nertz.cli", "serve", "--port", str(port), "--db", db,
            # Every room and socket comes from this one address.
            "--rooms-per-minute", "0", "--sockets-per-address", "0"]
+    if workers != 1 or redis is not None:
+        cmd += ["--workers", str(workers)]
+    if redis is not None:
+        cmd += ["--redis", redis]
+    if redis_prefix is not None:
+        cmd += ["--redis-prefix", redis_prefix]
+    return cmd
+
+
+def serve_options() -> str:
+    """``nertz serve --help`` of this checkout (which options it has)."""
+    out = subprocess.run([sys.executable, "-m", "nertz.cli", "serve", "--help"], cwd=ROOT,
+                         capture_output=True, text=True, check=False)
+    return out.stdout
+
+
+def drop_redis_keys(url: str, prefix: str) -> None:
+    """Remove every key under ``prefix`` (what one run left in a shared Redis)."""
+    import redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=5)
+    try:
+        keys = list(client.scan_iter(match=prefix + "*", count=1000))
+        for i in range(0, len(keys), 500):
+            client.delete(*keys[i:i + 500])
+    finally:
+        client.close()
+
+
+@contextlib.contextmanager
+def server_process(port: int, quiet: bool = True, db: str | None = None, workers: int = 1,
+                   redis: str | None = None,
+                   redis_prefix: str | None = None) -> Iterator[subprocess.Popen[bytes]]:
+    """``nertz serve`` on ``port``: on ``db``, or a fresh SQLite file (removed on exit);
+    stopped on exit (its workers with it), and its keys removed from Redis."""
+    folder = tempfile.mkdtemp(prefix="nertz-load-")
+    cmd = serve_command(port, db or f"sqlite:///{folder}/load.db", workers, redis, redis_prefix)
     out = subprocess.DEVNULL if quiet else None
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=out)
     try:
@@ -74,11 +121,42 @@ def server_process(port: int, quiet: bool = True) -> Iterator[subprocess.Popen[b
     finally:
         proc.terminate()
         try:
-            proc.wait(10)
+            proc.wait(20)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            for pid in reversed(process_tree(proc.pid)):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, 9)
             proc.wait()
         shutil.rmtree(folder, ignore_errors=True)
+        if redis is not None and redis_prefix is not None:
+            drop_redis_keys(redis, redis_prefix)
+
+
+@contextlib.contextmanager
+def pg_database(admin: str) -> Iterator[str]:
+    """A fresh PostgreSQL database made through ``admin`` (a URL of a database the bench may
+    connect to), dropped on exit; yields its URL."""
+    import asyncpg  # type: ignore[import-untyped]
+
+    name = f"nertz_load_{os.getpid()}_{random.randrange(1 << 30)}"
+
+    async def run(sql: str) -> None:
+        conn = await asyncpg.connect(admin, timeout=5)
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    def run_sync(sql: str) -> None:
+        # Its own thread: the caller may already be inside an event loop.
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, run(sql)).result()
+
+    run_sync(f'CREATE DATABASE "{name}"')
+    try:
+        yield admin.rsplit("/", 1)[0] + "/" + name
+    finally:
+        run_sync(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 async def wait_healthy(base: str, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
@@ -104,11 +182,54 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-def cpu_seconds(pid: int) -> float:
-    """A process's user + system CPU seconds, from /proc."""
+def _stat(pid: int) -> list[str]:
+    # The fields after the command name (which may hold spaces and parentheses).
     with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def cpu_seconds(pid: int, reaped: bool = False) -> float:
+    """A process's user + system CPU seconds, from /proc (``reaped``: with those of its
+    children that have exited and been waited for)."""
+    fields = _stat(pid)
+    ticks = int(fields[11]) + int(fields[12])
+    if reaped:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every process descended from it (parents before children), from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                children.setdefault(int(_stat(int(entry))[1]), []).append(int(entry))
+    tree, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        tree.append(p)
+        todo.extend(children.get(p, ()))
+    return tree
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of ``pid`` and all its descendants, living or exited: the server's whole
+    cost however many worker processes it runs."""
+    total = 0.0
+    for p in process_tree(pid):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            total += cpu_seconds(p, reaped=True)
+    return total
+
+
+def tree_rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` and its descendants, in MB."""
+    total = 0.0
+    for p in process_tree(pid):
+        with contextlib.suppress(OSError):
+            total += rss_mb(p)
+    return total
 
 
 def machine_cpu() -> float:
@@ -254,48 +375,54 @@ def _worker(base: str, indexes: list[int], seconds: float, level: str, bot: str,
     out.put(asyncio.run(main()))
 
 
-async def run(rooms: int, seconds: float, port: int, level: str, bot: str, rules: Any,
-              verbose: bool, procs: int = 2) -> dict[str, Any]:
-    """The whole benchmark; returns the report."""
-    base = f"http://127.0.0.1:{port}"
+@dataclass
+class Setup:
+    """What every phase of one run shares: the load and where the server keeps its state."""
 
-    def say(text: str) -> None:
-        if verbose:
+    rooms: int
+    seconds: float
+    level: str
+    bot: str
+    rules: Any
+    procs: int = 1
+    db: str | None = None
+    redis: str | None = None
+    verbose: bool = True
+    quiet_server: bool = True
+    profile: str | None = None
+    """Record the server's stacks over the window into this file (py-spy's raw format)."""
+    prefixes: bool = False
+    """Whether ``nertz serve`` takes ``--redis-prefix`` (each run keeps its own keys)."""
+
+    def say(self, text: str) -> None:
+        """A progress line on stderr (unless only the JSON is wanted)."""
+        if self.verbose:
             print(f"server_load: {text}", file=sys.stderr, flush=True)
 
-    with server_process(port) as proc:
+
+async def phase(setup: Setup, workers: int, rooms: int) -> dict[str, Any]:
+    """One server (``workers`` processes) under ``rooms`` rooms of load; its report."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    redis = setup.redis
+    prefix = f"nertz-load-{os.getpid()}-{workers}:" if redis and setup.prefixes else None
+    with server_process(port, setup.quiet_server, setup.db, workers, redis, prefix) as proc:
         await wait_healthy(base, proc)
-        procs = max(1, min(procs, rooms))
-        say(f"server pid {proc.pid} on {base}; opening {rooms} rooms from {procs} processes")
-        ctx = multiprocessing.get_context("spawn")
-        ready = ctx.Semaphore(0)
-        go = ctx.Event()
-        out = ctx.Queue()
-        shares = [list(range(rooms))[p::procs] for p in range(procs)]
-        workers = [ctx.Process(target=_worker, args=(base, share, seconds, level, bot, rules,
-                                                     ready, go, out), daemon=True)
-                   for share in shares]
-        for w in workers:
-            w.start()
-        for _ in workers:
-            await asyncio.to_thread(ready.acquire)
-        say(f"measuring for {seconds:g} s")
-        server_cpu0, wall0, machine0 = cpu_seconds(proc.pid), time.monotonic(), machine_cpu()
-        go.set()
-        parts = [await asyncio.to_thread(out.get) for _ in workers]
-        wall = time.monotonic() - wall0 - 0.0
-        server_cpu = cpu_seconds(proc.pid) - server_cpu0
-        bench_cpu = sum(p["cpu"] for p in parts)
-        others_cpu = machine_cpu() - machine0 - server_cpu - bench_cpu
-        rss = rss_mb(proc.pid)
-        for w in workers:
-            w.join(timeout=30)
-    wall = max(wall, seconds)
+        setup.say(f"{workers} worker(s), server pid {proc.pid} on {base}; opening {rooms} rooms")
+        if setup.procs <= 1:
+            parts, wall, server_cpu, others_cpu = await _in_process(setup, base, proc, rooms)
+        else:
+            parts, wall, server_cpu, others_cpu = await _in_processes(setup, base, proc, rooms)
+        rss = tree_rss_mb(proc.pid)
+        server_procs = len(process_tree(proc.pid))
+    seconds = setup.seconds
     rtts = [r for p in parts for r in p["rtts"]]
     lags = [x for p in parts for x in p["lags"]]
     pings = [x for p in parts for x in p["pings"]]
     acked = sum(p["acked"] for p in parts)
+    bench_cpu = sum(p["cpu"] for p in parts)
     report: dict[str, Any] = {
+        "workers": workers,
         "rooms": rooms,
         "clients": sum(p["clients"] for p in parts),
         "moves_per_second": round(acked / seconds, 1),
@@ -303,15 +430,20 @@ async def run(rooms: int, seconds: float, port: int, level: str, bot: str, rules
                    "p99": round(percentile(rtts, 0.99), 2),
                    "max": round(max(rtts, default=0.0), 2)},
         "errors": sum(p["errors"] for p in parts),
+        # The figure that does not depend on how busy the machine is: every server
+        # process's CPU over the window, per move the server applied.
+        "server_cpu_ms_per_move": round(server_cpu * 1000 / max(1, acked), 3),
+        "server_cpu": round(server_cpu / wall, 2),
+        "server_processes": server_procs,
         "server_rss_mb": round(rss, 1),
+        "bench_cpu_ms_per_move": round(bench_cpu * 1000 / max(1, acked), 3),
+        "bench_cpu": round(bench_cpu / seconds, 2),
+        "bench_processes": len(parts),
         "seconds": round(seconds, 1),
         "moves": acked,
         "races": sum(p["races"] for p in parts),
         "stale": sum(p["stale"] for p in parts),
         "rounds_finished": sum(p["rounds"] for p in parts),
-        "server_cpu": round(server_cpu / wall, 2),
-        "bench_cpu": round(bench_cpu / seconds, 2),
-        "bench_processes": len(parts),
         # Other processes on the machine (CPU cores' worth): the figures are only as clean
         # as this is small.
         "others_cpu": round(max(0.0, others_cpu) / wall, 2),
@@ -320,13 +452,129 @@ async def run(rooms: int, seconds: float, port: int, level: str, bot: str, rules
                               "p99": round(percentile(lags, 0.99), 2)},
         "ping_ms": {"p50": round(percentile(pings, 0.5), 2),
                     "p99": round(percentile(pings, 0.99), 2)},
-        "level": level,
-        "bot": bot,
+        "level": setup.level,
+        "bot": setup.bot,
     }
     problems = [x for p in parts for x in p["problems"]]
     if problems:
         report["error_samples"] = problems[:10]
     return report
+
+
+async def _in_process(setup: Setup, base: str, proc: subprocess.Popen[bytes],
+                      rooms: int) -> tuple[list[dict[str, Any]], float, float, float]:
+    """Every client on this process's event loop: the cheapest load generator."""
+    marks: dict[str, float] = {}
+    spy: list[subprocess.Popen[bytes]] = []
+
+    def ready() -> None:
+        setup.say(f"measuring for {setup.seconds:g} s")
+        if setup.profile:
+            spy.append(start_profile(setup.profile, proc.pid, setup.seconds))
+        marks.update(cpu=tree_cpu(proc.pid), wall=time.monotonic(), machine=machine_cpu(),
+                     bench=time.process_time())
+
+    async def go() -> None:
+        return None
+
+    part = await drive(base, list(range(rooms)), setup.seconds, setup.level, setup.bot,
+                       setup.rules, ready, go, setup.say)
+    for p in spy:
+        await asyncio.to_thread(p.wait)
+        setup.say(f"server stacks in {setup.profile}")
+    wall = max(time.monotonic() - marks["wall"], setup.seconds)
+    server_cpu = tree_cpu(proc.pid) - marks["cpu"]
+    others = machine_cpu() - marks["machine"] - server_cpu - (time.process_time()
+                                                              - marks["bench"])
+    return [part], wall, server_cpu, others
+
+
+def start_profile(path: str, pid: int, seconds: float) -> subprocess.Popen[bytes]:
+    """py-spy sampling the server (and its workers) for ``seconds`` into ``path``: only the
+    thread holding the GIL, so the samples are CPU spent in Python, not waiting."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    if not Path(spy).exists():
+        raise SystemExit("server_load: --profile needs py-spy (pip install py-spy)")
+    return subprocess.Popen([spy, "record", "--gil", "--subprocesses", "-r", "200", "-f", "raw",
+                             "-o", path, "-p", str(pid), "-d", str(max(1, int(seconds)))],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+async def _in_processes(setup: Setup, base: str, proc: subprocess.Popen[bytes],
+                        rooms: int) -> tuple[list[dict[str, Any]], float, float, float]:
+    """The clients spread over ``setup.procs`` processes (when one core cannot drive them)."""
+    procs = max(1, min(setup.procs, rooms))
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Semaphore(0)
+    go = ctx.Event()
+    out = ctx.Queue()
+    shares = [list(range(rooms))[p::procs] for p in range(procs)]
+    workers = [ctx.Process(target=_worker, args=(base, share, setup.seconds, setup.level,
+                                                 setup.bot, setup.rules, ready, go, out),
+                           daemon=True)
+               for share in shares]
+    for w in workers:
+        w.start()
+    for _ in workers:
+        await asyncio.to_thread(ready.acquire)
+    setup.say(f"measuring for {setup.seconds:g} s")
+    server_cpu0, wall0, machine0 = tree_cpu(proc.pid), time.monotonic(), machine_cpu()
+    go.set()
+    parts = [await asyncio.to_thread(out.get) for _ in workers]
+    wall = max(time.monotonic() - wall0, setup.seconds)
+    server_cpu = tree_cpu(proc.pid) - server_cpu0
+    others = machine_cpu() - machine0 - server_cpu - sum(p["cpu"] for p in parts)
+    for w in workers:
+        w.join(timeout=30)
+    return parts, wall, server_cpu, others
+
+
+async def run(rooms: int, seconds: float, port: int, level: str, bot: str, rules: Any,
+              verbose: bool, procs: int = 1) -> dict[str, Any]:
+    """One server process under ``rooms`` rooms of load; its report (``port`` is ignored: a
+    free one is taken)."""
+    del port
+    setup = Setup(rooms, seconds, level, bot, rules, procs=procs, verbose=verbose)
+    return await phase(setup, 1, rooms)
+
+
+ROWS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+    ("rooms", lambda r: str(r["rooms"])),
+    ("clients", lambda r: str(r["clients"])),
+    ("moves/s", lambda r: f"{r['moves_per_second']:.0f}"),
+    ("rtt p50 ms", lambda r: f"{r['rtt_ms']['p50']:.1f}"),
+    ("rtt p99 ms", lambda r: f"{r['rtt_ms']['p99']:.1f}"),
+    ("errors", lambda r: str(r["errors"])),
+    ("server CPU ms/move", lambda r: f"{r['server_cpu_ms_per_move']:.3f}"),
+    ("server cores", lambda r: f"{r['server_cpu']:.2f}"),
+    ("server processes", lambda r: str(r["server_processes"])),
+    ("server RSS MB", lambda r: f"{r['server_rss_mb']:.0f}"),
+    ("bench CPU ms/move", lambda r: f"{r['bench_cpu_ms_per_move']:.3f}"),
+    ("bench cores", lambda r: f"{r['bench_cpu']:.2f}"),
+    ("other load, cores", lambda r: f"{r['others_cpu']:.2f}"),
+]
+
+
+def side_by_side(reports: list[dict[str, Any]]) -> str:
+    """The phases' figures as a table, one column per server."""
+    heads = [f"{r['workers']} worker{'s' if r['workers'] != 1 else ''}" for r in reports]
+    width = max(len(name) for name, _ in ROWS)
+    cols = [max(len(h), *(len(fmt(r)) for _, fmt in ROWS)) for h, r in zip(heads, reports,
+                                                                             strict=True)]
+    lines = [" " * width + "".join(f"  {h:>{c}}" for h, c in zip(heads, cols, strict=True))]
+    for name, fmt in ROWS:
+        lines.append(f"{name:<{width}}" + "".join(f"  {fmt(r):>{c}}"
+                                                  for r, c in zip(reports, cols, strict=True)))
+    return "\n".join(lines)
+
+
+async def compare(setup: Setup, workers: int, rooms_n: int) -> list[dict[str, Any]]:
+    """1 worker, then ``workers`` workers (under ``rooms_n`` rooms), on the same database and
+    Redis, one after the other."""
+    reports = [await phase(setup, 1, setup.rooms)]
+    if workers > 1:
+        reports.append(await phase(setup, workers, rooms_n))
+    return reports
 
 
 def _use_uvloop() -> None:
@@ -344,20 +592,55 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rooms", type=int, default=10)
     parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--port", type=int, default=0, help="server port (default: a free one)")
+    parser.add_argument("--workers", type=int, default=1, metavar="N",
+                        help="also run an N-process server under the same load (needs "
+                             "--redis and PostgreSQL) and print both side by side")
+    parser.add_argument("--rooms-n", type=int, default=None, metavar="R",
+                        help="rooms for the N-worker server (default: --rooms, the same load)")
+    parser.add_argument("--redis", default=None, metavar="URL",
+                        help="Redis for the multi-process server (default "
+                             "redis://127.0.0.1:6379/0 with --workers above 1)")
+    parser.add_argument("--pg", default=None, metavar="ADMIN_URL",
+                        help="make a fresh PostgreSQL database through this URL for the run "
+                             "(default with --workers above 1: "
+                             "postgresql://postgres@127.0.0.1:5432/postgres)")
     parser.add_argument("--json", action="store_true", help="print only the JSON report")
     parser.add_argument("--level", default="expert", help="bot speed level (default expert)")
     parser.add_argument("--bot", default="greedy", help="bot (default greedy: cheap to run)")
     parser.add_argument("--rules", default="pagat", help="preset name or JSON rules object")
-    parser.add_argument("--procs", type=int, default=2,
-                        help="client processes (default 2: the clients need a core too)")
+    parser.add_argument("--procs", type=int, default=1,
+                        help="client processes (default 1: every client on one event loop)")
+    parser.add_argument("--profile", default=None, metavar="FILE",
+                        help="record the server's CPU stacks over the window into FILE "
+                             "(py-spy's raw format; one process of clients only)")
+    parser.add_argument("--server-output", action="store_true",
+                        help="let the server print to this terminal")
     args = parser.parse_args(argv)
+    if args.workers < 1:
+        parser.error(f"--workers must be at least 1, not {args.workers}")
     rules: Any = json.loads(args.rules) if args.rules.lstrip().startswith("{") else args.rules
-    port = args.port or free_port()
+    redis = args.redis
+    pg = args.pg
+    options = serve_options()
+    if args.workers > 1:
+        if "--workers" not in options:
+            parser.error("this nertz serve has no --workers option yet: the multi-process "
+                         "server is not in this checkout")
+        redis = redis or "redis://127.0.0.1:6379/0"
+        pg = pg or "postgresql://postgres@127.0.0.1:5432/postgres"
     _use_uvloop()
-    report = asyncio.run(run(args.rooms, args.seconds, port, args.level, args.bot, rules,
-                             verbose=not args.json, procs=args.procs))
-    print(json.dumps(report))
+    setup = Setup(args.rooms, args.seconds, args.level, args.bot, rules, procs=args.procs,
+                  redis=redis, verbose=not args.json, quiet_server=not args.server_output,
+                  profile=args.profile, prefixes="--redis-prefix" in options)
+    with contextlib.ExitStack() as stack:
+        if pg is not None:
+            setup.db = stack.enter_context(pg_database(pg))
+        reports = asyncio.run(compare(setup, args.workers, args.rooms_n or args.rooms))
+    if args.json:
+        print(json.dumps(reports[0] if len(reports) == 1 else {"runs": reports}))
+    else:
+        print(side_by_side(reports))
+        print(json.dumps(reports[0] if len(reports) == 1 else {"runs": reports}))
     return 0
 
 

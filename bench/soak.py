@@ -16,8 +16,15 @@ left empty close after ``--room-idle-minutes``, 1 here). Then, for ``--seconds``
   before hello.
 
 Honest clients' errors are every ``error`` message they receive (by code) and every failure of
-a client (a refused join, a connection that did not come back). Memory is the server's resident
-size, sampled every 5 s: the figure at the end of the warm-up (the first fifth) against the end.
+a client (a refused join, a connection that did not come back); ``http_5xx`` counts the server's
+5xx answers to them (a 503 is overload, said with ``Retry-After``; a 500 is a bug). Honest
+clients are as patient as a browser: a browser gives a WebSocket opening handshake 240 s
+(Chromium's ``kHandshakeTimeoutIntervalInSeconds``) and an HTTP request minutes, and the page
+waits for its state as long as the socket is open, so they wait :data:`PATIENCE` seconds for
+each; a few seconds would count a loaded two-core machine, where this load generator shares
+the cores with the server, as the server's failure. Memory is the server's resident
+size, sampled every 5 s: the first sample, the one at the end of the warm-up (the first fifth),
+and the last, with the growth from warm-up to end.
 Bounded: the run stops at ``--seconds`` (clients still playing are stopped), and everything is
 on 127.0.0.1. Prints one JSON object.
 
@@ -64,6 +71,10 @@ MOVE_PAUSE = (0.4, 1.2)
 DROP_CHANCE = 0.01
 """Chance, per move, that a person's connection is cut (the client reconnects)."""
 
+PATIENCE = 240.0
+"""Seconds an honest client waits for a handshake, an HTTP answer or the table: a browser's
+patience (Chromium gives a WebSocket opening handshake 240 s)."""
+
 
 @dataclass
 class Tally:
@@ -71,6 +82,7 @@ class Tally:
 
     honest_errors: Counter[str] = field(default_factory=Counter)
     failures: Counter[str] = field(default_factory=Counter)
+    http_5xx: Counter[str] = field(default_factory=Counter)
     moves: int = 0
     rejected: int = 0
     reconnects: int = 0
@@ -148,7 +160,7 @@ async def person(client: Client, rules: Rules, rng: random.Random, tally: Tally,
         n += 1
         bot.start(seat, rules, n)
         choice = bot.decide(Observation.from_view(table, rules))
-        result = await client.play("T" if choice is None else str(choice))
+        result = await client.play("T" if choice is None else str(choice), timeout=PATIENCE)
         tally.moves += 1
         if not result.ok and result.code is None:
             tally.rejected += 1  # a lost race or a card another seat moved: normal play
@@ -165,7 +177,9 @@ async def check_replay(http: httpx.AsyncClient, base: str, result: dict[str, Any
     if not match_id:
         tally.replays_bad.append("no match id in the final result")
         return
-    r = await http.get(f"{base}/api/matches/{match_id}/replay", timeout=30)
+    r = await http.get(f"{base}/api/matches/{match_id}/replay", timeout=PATIENCE)
+    if r.status_code >= 500:
+        tally.http_5xx[f"GET replay: {r.status_code}"] += 1
     if r.status_code != 200:
         tally.replays_bad.append(f"{match_id}: HTTP {r.status_code}")
         return
@@ -177,9 +191,24 @@ async def check_replay(http: httpx.AsyncClient, base: str, result: dict[str, Any
         tally.replays_bad.append(f"{match_id}: scores differ")
 
 
-async def room_pair(base: str, index: int, http: httpx.AsyncClient, tally: Tally,
-                    until: float) -> None:
-    """Two people: a room, a match, its replay checked; then a new room, until time is up."""
+async def room_pair(base: str, index: int, tally: Tally, until: float) -> None:
+    """Two people: a room, a match, its replay checked; then a new room, until time is up.
+    Each person has an HTTP client of their own, as each has a browser: their own cookies
+    (the player identity the server issues), their own connections."""
+    async with person_http() as host_http, person_http() as guest_http:
+        await pair_rooms(base, index, host_http, guest_http, tally, until)
+
+
+def person_http() -> httpx.AsyncClient:
+    """One person's HTTP client (a browser's: its own cookie jar, a browser's patience)."""
+    return httpx.AsyncClient(limits=httpx.Limits(max_connections=4,
+                                                 max_keepalive_connections=1),
+                             timeout=PATIENCE)
+
+
+async def pair_rooms(base: str, index: int, host_http: httpx.AsyncClient,
+                     guest_http: httpx.AsyncClient, tally: Tally, until: float) -> None:
+    """The pair's rooms, one after another, until time is up."""
     rng = random.Random(index)
     rules = Rules.from_spec(RULES)
     while time.monotonic() < until - 20:
@@ -187,35 +216,41 @@ async def room_pair(base: str, index: int, http: httpx.AsyncClient, tally: Tally
         guest: Client | None = None
         try:
             host = await Client.create_room(base, f"Host {index}", rules=RULES, seats=4,
-                                            http=http, ping_interval=None)
-            guest = await Client.join(base, f"Guest {index}", room=host.room_id, http=http,
-                                      ping_interval=None)
+                                            http=host_http, ping_interval=None,
+                                            open_timeout=PATIENCE)
+            guest = await Client.join(base, f"Guest {index}", room=host.room_id,
+                                      http=guest_http,
+                                      ping_interval=None, open_timeout=PATIENCE)
             for c in (host, guest):
                 watch_errors(c, tally)
-                await c.connect(30)
+                await c.connect(PATIENCE)
             tally.rooms += 1
             tally.live_rooms.append(host.room_id)
             for _ in range(2):
                 await host.add_bot(bot="greedy", level="expert")
-            await host.wait_for(lambda c: len(c.room["players"]) == 4 if c.room else False, 30)
+            await host.wait_for(lambda c: len(c.room["players"]) == 4 if c.room else False,
+                                PATIENCE)
             await host.start(countdown_ms=0)
             await asyncio.gather(person(host, rules, rng, tally, until),
                                  person(guest, rules, rng, tally, until))
             if time.monotonic() >= until:
                 return
-            await host.wait_for(lambda c: c.phase == "match_over", 60)
+            await host.wait_for(lambda c: c.phase == "match_over", PATIENCE)
             result = host.result
             assert result is not None
             tally.matches += 1
-            await check_replay(http, base, result, tally)
+            await check_replay(host_http, base, result, tally)
         except (ClientError, TimeoutError, OSError, AssertionError) as exc:
+            status = getattr(exc, "status", None)
+            if isinstance(status, int) and status >= 500:
+                tally.http_5xx[f"{status}: {str(exc)[:60]}"] += 1
             if time.monotonic() < until:
                 tally.failures[type(exc).__name__ + ": " + str(exc)[:60]] += 1
         finally:
-            for c in (host, guest):
-                if c is not None:
+            for who in (host, guest):
+                if who is not None:
                     with contextlib.suppress(Exception):
-                        await c.close()
+                        await who.close()
             if host is not None:
                 with contextlib.suppress(ValueError):
                     tally.live_rooms.remove(host.room_id)
@@ -285,21 +320,19 @@ async def run(clients: int, seconds: float, hostile_every: int) -> dict[str, Any
         start = time.monotonic()
         until = start + seconds
         samples: list[tuple[float, float]] = []
-        limits = httpx.Limits(max_connections=200, max_keepalive_connections=50)
-        async with httpx.AsyncClient(limits=limits, timeout=60) as http:
-            pairs = []
-            for i in range(clients // 2):
-                pairs.append(asyncio.create_task(room_pair(base, i, http, tally, until)))
-                await asyncio.sleep(min(0.05, seconds / 20 / max(1, clients)))  # ramp up
-            hostiles = [asyncio.create_task(hostile(base, i, tally, until))
-                        for i in range(max(1, clients // hostile_every))]
-            sampler = asyncio.create_task(sample(proc.pid, samples, start, until))
-            done, late = await asyncio.wait([*pairs, *hostiles, sampler],
-                                            timeout=seconds + 90)
-            for task in late:
-                task.cancel()
-            crashed = [repr(t.exception()) for t in done
-                       if not t.cancelled() and t.exception() is not None]
+        pairs = []
+        for i in range(clients // 2):
+            pairs.append(asyncio.create_task(room_pair(base, i, tally, until)))
+            await asyncio.sleep(min(0.05, seconds / 20 / max(1, clients)))  # ramp up
+        hostiles = [asyncio.create_task(hostile(base, i, tally, until))
+                    for i in range(max(1, clients // hostile_every))]
+        sampler = asyncio.create_task(sample(proc.pid, samples, start, until))
+        done, late = await asyncio.wait([*pairs, *hostiles, sampler],
+                                        timeout=seconds + 90)
+        for task in late:
+            task.cancel()
+        crashed = [repr(t.exception()) for t in done
+                   if not t.cancelled() and t.exception() is not None]
         warm = [m for t, m in samples if t >= seconds / 5]
         server_alive = proc.poll() is None
     return {
@@ -307,12 +340,16 @@ async def run(clients: int, seconds: float, hostile_every: int) -> dict[str, Any
         "hostile_clients": max(1, clients // hostile_every),
         "honest_errors": dict(tally.honest_errors),
         "honest_failures": dict(tally.failures),
+        "http_5xx": dict(tally.http_5xx),
         "moves": tally.moves, "rejected_moves": tally.rejected,
         "reconnects": tally.reconnects, "rooms": tally.rooms, "matches": tally.matches,
         "replays_scored_as_played": tally.replays_ok, "replays_wrong": tally.replays_bad[:10],
         "hostile_frames": tally.hostile_sent,
         "hostile_answers": dict(tally.hostile_answers.most_common(12)),
-        "rss_mb": {"warm": warm[0] if warm else None, "end": warm[-1] if warm else None,
+        "rss_mb": {"start": samples[0][1] if samples else None,
+                   "warm": warm[0] if warm else None, "end": warm[-1] if warm else None,
+                   "growth_after_warm_pct": round(100 * (warm[-1] / warm[0] - 1), 1)
+                   if warm else None,
                    "min_after_warm": min(warm, default=None),
                    "max_after_warm": max(warm, default=None),
                    "samples": samples},

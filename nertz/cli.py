@@ -148,7 +148,7 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(args.host, args.port, args.db, tuple(args.allow_origin or ()), args.deal_seed,
                  args.rooms_per_minute, trusted_proxies=tuple(args.trust_proxy or ()),
                  sockets_per_address=args.sockets_per_address, max_sockets=args.max_sockets,
-                 room_idle_minutes=args.room_idle_minutes)
+                 room_idle_minutes=args.room_idle_minutes, redis_url=args.redis)
 
 
 def _bot(args: argparse.Namespace) -> int:
@@ -256,6 +256,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--room-idle-minutes", type=float, default=30.0, metavar="M",
                    help="a room with nobody connected this long closes (default 30); its "
                         "finished matches stay downloadable")
+    p.add_argument("--redis", default=None, metavar="URL",
+                   help="Redis (redis://HOST:PORT/DB) holding the limits every process of the "
+                        "service shares (default: none, this process keeps them)")
     p.set_defaults(func=_serve)
     p = sub.add_parser("bot", help="join a room over the network as a bot player")
     p.add_argument("--url", required=True, help="the room's link (http://HOST:PORT/r/CODE)")

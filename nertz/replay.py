@@ -97,6 +97,9 @@ class ReplayFile:
     players: list[str]
     seed: int | str | None = None
     rounds: list[RoundRecord] = field(default_factory=list)
+    flags: list[dict[str, Any]] = field(default_factory=list)
+    """The server's automation flags (optional: seats that played beyond any person, with the
+    figures that raised each flag); replaying never reads them."""
 
     def to_json(self) -> dict[str, Any]:
         """The file form, ready for :func:`json.dumps`."""
@@ -108,6 +111,8 @@ class ReplayFile:
         if self.seed is not None:
             out["seed"] = self.seed
         out["rounds"] = [r.to_json() for r in self.rounds]
+        if self.flags:
+            out["flags"] = [dict(f) for f in self.flags]
         return out
 
     def dumps(self) -> str:
@@ -175,7 +180,11 @@ def from_json(data: object) -> ReplayFile:
     rounds = []
     for r, rd in enumerate(rounds_data, start=1):
         rounds.append(_round_from_json(rd, r, len(players), seed, rules.call_word))
-    return ReplayFile(rules, list(players), seed, rounds)
+    flags = data.get("flags")
+    if flags is not None and not (isinstance(flags, list)
+                                  and all(isinstance(f, dict) for f in flags)):
+        raise ReplayError("'flags' must be a list of objects")
+    return ReplayFile(rules, list(players), seed, rounds, list(flags or []))
 
 
 def _round_from_json(
@@ -426,7 +435,8 @@ def frames(replay: ReplayFile) -> dict[str, Any]:
     result = run(replay, on_move)
     for r, rr in enumerate(result.rounds):
         rnd0 = match.deal(replay.rounds[r].layouts)
-        start.append(view(rnd0, -1).to_json())
+        # ``starts``: the ranks that open a foundation, as the live table sends them.
+        start.append(view(rnd0, -1).to_json() | {"starts": [rnd0.policy.starter]})
         match.finish(rr.round)
         steps: list[dict[str, Any]] = next(
             (p["steps"] for p in pending if p["round"] == r), []

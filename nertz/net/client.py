@@ -46,11 +46,18 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from nertz.errors import NertzError
+from nertz.net.identity import IdentityFile
 
 log = logging.getLogger("nertz.client")
 
 Message = dict[str, Any]
 """A decoded server message (a JSON object with a ``type``)."""
+
+Identity = str | IdentityFile | bool
+"""Who a client says it is when it joins: ``True`` the identity kept for the server in the
+default :class:`~nertz.net.identity.IdentityFile` (made a guest and kept there the first time),
+an :class:`IdentityFile` of one's own, a token (``str``), or ``False`` for nobody (a new guest
+each join)."""
 
 BROADCASTS: Final = frozenset({"state", "caught_up", "room", "table", "update", "round_over"})
 """Messages that carry the room's version ``v``."""
@@ -240,13 +247,15 @@ class Client:
         reconnect: bool = True,
         max_backoff: float = 5.0,
         give_up_after: float = 300.0,
+        open_timeout: float = 10.0,
         compression: bool = False,
         http: httpx.AsyncClient | None = None,
     ) -> None:
         """``room`` is the room's id (the socket is ``/ws/{room}``). ``ping_interval`` seconds
         between pings (None: none). A dropped connection is retried with backoff from 50 ms up to
         ``max_backoff`` seconds for ``give_up_after`` seconds (the server keeps a seat 5
-        minutes). ``compression`` asks for per-message deflate."""
+        minutes). ``open_timeout`` bounds each opening handshake (a browser waits up to 240 s,
+        Chromium's limit). ``compression`` asks for per-message deflate."""
         self.address = RoomAddress(base_url.rstrip("/"), room)
         self.room_id = room
         self.token = token
@@ -257,6 +266,7 @@ class Client:
         self.reconnect = reconnect
         self.max_backoff = max_backoff
         self.give_up_after = give_up_after
+        self.open_timeout = open_timeout
         self.compression = compression
         self.mirror = Mirror()
         self.rtts: deque[float] = deque(maxlen=RTT_SAMPLES)
@@ -294,15 +304,19 @@ class Client:
         seats: int = 4,
         *,
         http: httpx.AsyncClient | None = None,
+        identity: Identity = True,
         **options: Any,
     ) -> Client:
         """Create a room on ``server`` and join it as its host under ``name``.
 
-        ``rules`` is a preset name or ``{"preset": ..., OPTION: VALUE}``; ``options`` go to the
-        constructor. Raises :class:`ClientError` (the server's message when it refuses)."""
+        ``rules`` is a preset name or ``{"preset": ..., OPTION: VALUE}``; ``identity`` says who
+        joins (see :data:`Identity`); ``options`` go to the constructor. Raises
+        :class:`ClientError` (the server's message when it refuses)."""
         address = parse_room_url(server)
+        keep, headers = _identity(identity, address.base)
         data = await _post(http, address.base + "/api/rooms",
-                           {"rules": rules, "seats": seats, "name": name})
+                           {"rules": rules, "seats": seats, "name": name}, headers)
+        _keep(keep, address.base, data)
         return cls(address.base, data["room"], data["token"], player=data.get("player"),
                    seat=data.get("seat"), name=name, http=http, **options)
 
@@ -315,6 +329,7 @@ class Client:
         room: str | None = None,
         spectator: bool = False,
         http: httpx.AsyncClient | None = None,
+        identity: Identity = True,
         **options: Any,
     ) -> Client:
         """Join the room at ``url`` (a ``/r/CODE`` link, an API or socket URL, or the server's
@@ -325,8 +340,10 @@ class Client:
         key = room or address.key
         if key is None:
             raise ClientError(f"no room in {url!r}: give a /r/CODE link or a room code")
+        keep, headers = _identity(identity, address.base)
         data = await _post(http, f"{address.base}/api/rooms/{key}/join",
-                           {"name": name, "spectator": spectator})
+                           {"name": name, "spectator": spectator}, headers)
+        _keep(keep, address.base, data)
         return cls(address.base, data["room"], data["token"], player=data.get("player"),
                    seat=data.get("seat"), name=name, http=http, **options)
 
@@ -361,7 +378,8 @@ class Client:
         try:
             ws = await connect(
                 url, compression="deflate" if self.compression else None,
-                max_size=2**22, open_timeout=10, ping_interval=20, ping_timeout=20,
+                max_size=2**22, open_timeout=self.open_timeout, ping_interval=20,
+                ping_timeout=20,
                 user_agent_header="nertz-client",
             )
         except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
@@ -767,8 +785,34 @@ class Client:
 # --------------------------------------------------------------------------- HTTP
 
 
-async def _post(http: httpx.AsyncClient | None, url: str, body: dict[str, Any]) -> Message:
-    return await _request(http, "POST", url, body)
+def _identity(identity: Identity, base: str) -> tuple[IdentityFile | None, dict[str, str]]:
+    """Where to keep a new identity, and the headers that say who joins."""
+    keep: IdentityFile | None = None
+    token: str | None = None
+    if isinstance(identity, str):
+        token = identity
+    elif isinstance(identity, IdentityFile):
+        keep = identity
+    elif identity:
+        keep = IdentityFile()
+    if keep is not None:
+        token = keep.get(base)
+    return keep, {"authorization": f"Bearer {token}"} if token else {}
+
+
+def _keep(keep: IdentityFile | None, base: str, data: Message) -> None:
+    """Keep the identity the server made us (a new guest), if we keep identities."""
+    token = data.get("identity")
+    if keep is not None and isinstance(token, str):
+        try:
+            keep.put(base, token)
+        except OSError as exc:  # the join stands; the next one is a new guest
+            log.warning("could not keep the identity in %s: %s", keep.path, exc)
+
+
+async def _post(http: httpx.AsyncClient | None, url: str, body: dict[str, Any],
+                headers: dict[str, str] | None = None) -> Message:
+    return await _request(http, "POST", url, body, headers)
 
 
 async def get_room(url: str, *, http: httpx.AsyncClient | None = None) -> Message:
@@ -780,10 +824,11 @@ async def get_room(url: str, *, http: httpx.AsyncClient | None = None) -> Messag
 
 
 async def _request(http: httpx.AsyncClient | None, method: str, url: str,
-                   body: dict[str, Any] | None) -> Message:
+                   body: dict[str, Any] | None, headers: dict[str, str] | None = None
+                   ) -> Message:
     async def go(h: httpx.AsyncClient) -> httpx.Response:
         return await h.request(method, url, content=None if body is None else _encode(body),
-                               headers={"content-type": "application/json"})
+                               headers={"content-type": "application/json", **(headers or {})})
 
     try:
         if http is not None:
@@ -812,6 +857,7 @@ def _why(exc: BaseException) -> str:
 __all__ = [
     "Client",
     "ClientError",
+    "Identity",
     "Message",
     "Mirror",
     "MoveResult",

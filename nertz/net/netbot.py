@@ -319,7 +319,8 @@ async def run_bot(
     for n in range(1, 10 if name is None else 2):
         tried = display if n == 1 else f"{display} {n}"
         try:
-            client = await Client.join(url, tried)
+            # A bot is not the person running it: a fresh guest, never their identity.
+            client = await Client.join(url, tried, identity=False)
         except ClientError as exc:
             if exc.status != 409 or name is not None:
                 raise

@@ -84,14 +84,16 @@ class Hub:
         return {key: room.table for key, room in self.rooms.items()}
 
     async def create(self, rules: Rules, seats: int,
-                     same_deal: tuple[str, int | str] | None = None) -> LiveRoom:
-        """A new room with a fresh id and join code (``same_deal``: see :meth:`Table.create`)."""
+                     same_deal: tuple[str, int | str] | None = None,
+                     fair_races: bool | None = None) -> LiveRoom:
+        """A new room with a fresh id and join code (``same_deal``, ``fair_races``: see
+        :meth:`Table.create`)."""
         for _ in range(20):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
             if await self.store.find_room(code) is None:
                 break
         table = await Table.create(self.store, rules, seats, secrets.token_hex(8), code,
-                                   same_deal)
+                                   same_deal, fair_races)
         return self._adopt(table)
 
     async def get(self, key: str) -> LiveRoom | None:
@@ -136,19 +138,23 @@ class Hub:
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(LATENCY_SECONDS)
-            now = loop.time()
-            idle = []
-            for room in list(self.rooms.values()):
-                room.send_latency()
-                if room.fanout.sinks:
-                    self._empty_since.pop(room.id, None)
-                elif now - self._empty_since.setdefault(room.id, now) >= self.idle_seconds:
-                    idle.append(room)
-            for room in idle:
-                try:
-                    await self.close_room(room)
-                except Exception:  # a room that cannot close now is tried again next time
-                    log.exception("room %s could not be closed", room.id)
+            # In a call of its own, so that no local of this endless loop keeps the last
+            # closed room alive.
+            await self._tick_once(loop.time())
+
+    async def _tick_once(self, now: float) -> None:
+        idle = []
+        for room in list(self.rooms.values()):
+            room.send_latency()
+            if room.fanout.sinks:
+                self._empty_since.pop(room.id, None)
+            elif now - self._empty_since.setdefault(room.id, now) >= self.idle_seconds:
+                idle.append(room)
+        for room in idle:
+            try:
+                await self.close_room(room)
+            except Exception:  # a room that cannot close now is tried again next time
+                log.exception("room %s could not be closed", room.id)
 
     async def unload(self, room: LiveRoom) -> None:
         """Take a room out of memory: its table, bots and clock stop and its writes settle

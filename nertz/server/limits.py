@@ -4,6 +4,13 @@ address may create and the unknown tokens it may try; and the caps on open socke
 A bucket holds up to ``burst`` tokens and refills at ``rate`` a second; each action takes one.
 Time is passed in (a monotonic clock's seconds), so the same code serves the event loop's clock
 and tests.
+
+The limits that must hold for the whole service (rooms an address creates, unknown tokens it
+tries, sockets an address or a player holds, kicked players barred from their room) go through
+:class:`Limits`: :class:`MemoryLimits` keeps them in this process (``nertz serve``, one
+process); ``nertz.server.cluster.limits.RedisLimits`` keeps them in Redis, shared by every
+process of a multi-process service. Per-socket and per-player move allowances stay local: a
+socket lives in one process, and a room's moves are all handled by its one owner.
 """
 
 from __future__ import annotations
@@ -12,6 +19,9 @@ import ctypes
 import ctypes.util
 import gc
 import math
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
 
 
 class TokenBucket:
@@ -135,26 +145,116 @@ class SocketCaps:
         return False
 
 
-class Barred:
-    """Keys barred for a while (a kicked player's address and name, in their room); expired
-    keys are forgotten, so the table stays small."""
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """A named rate limit per key: ``per_minute`` actions a minute after a first burst of as
+    many (0: no limit). The name keeps the buckets of different limits apart."""
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
+    name: str
+    per_minute: int
+
+
+class Limits(ABC):
+    """The limits that hold for the whole service: rates per key, sockets held per scope (an
+    address, a player), keys barred for a while. Every method is a coroutine, as a shared
+    backend asks another server."""
+
+    @abstractmethod
+    async def take(self, rate: Rate, key: str) -> int:
+        """Take one action of ``rate`` for ``key``: 0 when allowed, else the whole seconds
+        until one would be (nothing taken): the ``Retry-After`` of the refusal."""
+
+    @abstractmethod
+    async def wait(self, rate: Rate, key: str) -> int:
+        """Whole seconds until ``key`` may act under ``rate`` again (0: now), taking nothing."""
+
+    @abstractmethod
+    async def hold(self, scope: str, cap: int) -> bool:
+        """Count one more socket in ``scope`` unless ``cap`` (0: none) are held already;
+        True when counted. Every True is matched by one :meth:`let_go`."""
+
+    @abstractmethod
+    async def let_go(self, scope: str) -> None:
+        """A socket counted by :meth:`hold` in ``scope`` closed."""
+
+    @abstractmethod
+    async def held(self, scope: str) -> int:
+        """Sockets counted in ``scope`` now (for tests and the operator)."""
+
+    @abstractmethod
+    async def bar(self, key: str, seconds: float) -> None:
+        """Bar ``key`` for ``seconds`` from now."""
+
+    @abstractmethod
+    async def barred(self, key: str) -> float:
+        """Seconds ``key`` stays barred (0: it is not)."""
+
+    async def start(self) -> None:  # noqa: B027 - a backend with nothing to start keeps this
+        """Begin (connect, start renewing what must be renewed); called once at start-up."""
+
+    async def close(self) -> None:  # noqa: B027 - a backend with nothing to free keeps this
+        """Stop; what this process held is let go."""
+
+
+class MemoryLimits(Limits):
+    """:class:`Limits` kept in this process's memory: right for one process, and the default."""
+
+    def __init__(self) -> None:
+        self.rates: dict[str, KeyedLimit] = {}
+        self.holds: dict[str, int] = {}
         self.until: dict[str, float] = {}
 
-    def bar(self, key: str, now: float) -> None:
-        """Bar ``key`` from ``now`` for :attr:`seconds`."""
-        self.until[key] = now + self.seconds
+    def _limit(self, rate: Rate) -> KeyedLimit:
+        limit = self.rates.get(rate.name)
+        if limit is None or limit.per_minute != rate.per_minute:
+            limit = self.rates[rate.name] = KeyedLimit(rate.per_minute)
+        return limit
+
+    async def take(self, rate: Rate, key: str) -> int:
+        """See :meth:`Limits.take`."""
+        limit, now = self._limit(rate), time.monotonic()
+        if limit.allow(key, now):
+            return 0
+        return max(1, limit.retry_after(key, now))
+
+    async def wait(self, rate: Rate, key: str) -> int:
+        """See :meth:`Limits.wait`."""
+        return self._limit(rate).retry_after(key, time.monotonic())
+
+    async def hold(self, scope: str, cap: int) -> bool:
+        """See :meth:`Limits.hold`."""
+        count = self.holds.get(scope, 0)
+        if cap and count >= cap:
+            return False
+        self.holds[scope] = count + 1
+        return True
+
+    async def let_go(self, scope: str) -> None:
+        """See :meth:`Limits.let_go`."""
+        count = self.holds.get(scope, 0)
+        if count <= 1:
+            self.holds.pop(scope, None)
+        else:
+            self.holds[scope] = count - 1
+
+    async def held(self, scope: str) -> int:
+        """See :meth:`Limits.held`."""
+        return self.holds.get(scope, 0)
+
+    async def bar(self, key: str, seconds: float) -> None:
+        """See :meth:`Limits.bar`."""
+        now = time.monotonic()
+        self.until[key] = now + seconds
         if len(self.until) > 10_000:
             self.until = {k: t for k, t in self.until.items() if t > now}
 
-    def left(self, key: str, now: float) -> float:
-        """Seconds ``key`` stays barred (0: it is not)."""
+    async def barred(self, key: str) -> float:
+        """See :meth:`Limits.barred`."""
         until = self.until.get(key)
         if until is None:
             return 0.0
-        if until <= now:
+        left = until - time.monotonic()
+        if left <= 0:
             del self.until[key]
             return 0.0
-        return until - now
+        return left

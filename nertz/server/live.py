@@ -20,7 +20,7 @@ from nertz.server.bus import Bus
 from nertz.server.edge.fanout import Fanout, Sink
 from nertz.server.room.bots import RoomSeat
 from nertz.server.room.lobby import Player
-from nertz.server.room.messages import Effects
+from nertz.server.room.messages import Effects, Stamp
 from nertz.server.room.table import Table
 
 log = logging.getLogger("nertz.bots")
@@ -79,9 +79,12 @@ class LiveRoom:
         return self.fanout.changed
 
     def handle(self, player: Player, message: protocol.ClientMessage,
-               sender: Sink | None) -> Effects:
-        """One command from ``player`` on socket ``sender``; its answers go back there."""
-        fx = self.table.handle(player, message)
+               sender: Sink | None, stamp: Stamp | None = None) -> Effects:
+        """One command from ``player`` on socket ``sender``, with the edge's ``stamp`` (when
+        it arrived, the socket's round trip); its answers go back there, now or, for a play
+        that waits its turn (fair races), once decided."""
+        fx = self.table.handle(player, message, stamp,
+                               lambda later: self._publish(later, sender))
         self._publish(fx, sender)
         return fx
 

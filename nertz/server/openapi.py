@@ -30,6 +30,9 @@ PLAYER: Final = {
         "bot": {"type": ["string", "null"]}, "level": {"type": ["string", "null"]},
         "ready": {"type": "boolean"}, "connected": {"type": "boolean"},
         "vacant": {"type": "boolean"},
+        "away_until": {"type": ["integer", "null"],
+                       "description": "when an away person's seat falls vacant (ms since the "
+                                      "epoch), else null"},
     },
 }
 
@@ -53,6 +56,12 @@ ROOM: Final = {
         "same_deal": {"type": ["string", "null"],
                       "description": "the finished match whose cards the first match deals "
                                      "again (a same-deal room), or null"},
+        "fair_races": {"type": "boolean",
+                       "description": "whether races are ordered by when plays were sent"},
+        "fair_races_option": {"enum": ["auto", "on", "off"]},
+        "flags": {"type": "array", "items": {"type": "object"},
+                  "description": "people marked as playing beyond any person, with the "
+                                 "figures that raised each flag"},
     },
 }
 """A room as everyone sees it (the ``room`` message's ``room``)."""
@@ -94,6 +103,12 @@ CREATE_ROOM: Final = {
         "seats": {"type": "integer", "minimum": 2, "maximum": 8, "default": 4},
         "name": {"type": ["string", "null"], "minLength": 1,
                  "description": "the host's name (cut to 24 characters): the creator joins"},
+        "public": {"type": "boolean", "default": False,
+                   "description": "listed by GET /api/rooms for anyone to join (else the "
+                                  "room is reached only by its link or code)"},
+        "fair_races": {"type": ["boolean", "null"],
+                       "description": "latency-fair races on or off (null, the default: on "
+                                      "while a person is seated)"},
     },
 }
 
@@ -133,7 +148,8 @@ _WHY: Final = {
     410: "the room closed (nobody was in it); its finished matches stay downloadable",
     413: "the body is too large (declared or sent), or an upload holds too many moves",
     429: "too many rooms from one address (see Retry-After)",
-    503: "the room could not be loaded or could not store the change: try again",
+    503: "the room could not be loaded or could not store the change, or the server is busy "
+         "(see Retry-After): try again",
 }
 
 

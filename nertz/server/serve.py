@@ -29,9 +29,11 @@ def serve(
     sockets_per_address: int = SOCKETS_PER_ADDRESS,
     max_sockets: int = MAX_SOCKETS,
     room_idle_minutes: float = ROOM_IDLE_SECONDS / 60,
+    redis_url: str | None = None,
 ) -> int:
     """Serve until stopped; returns the exit code. ``trusted_proxies`` are the addresses (or
-    networks) of the proxies in front whose ``X-Forwarded-For`` names the client."""
+    networks) of the proxies in front whose ``X-Forwarded-For`` names the client;
+    ``redis_url`` a Redis whose limits every process given it shares."""
     try:
         check_proxies(trusted_proxies)
     except ValueError as exc:
@@ -44,16 +46,24 @@ def serve(
     if deal_seed is not None:
         logging.getLogger("nertz").warning(
             "nertz: dealing from the fixed seed %d: every card is predictable", deal_seed)
-    # A server holds many long-lived objects (rooms, histories, sockets): with the default
-    # thresholds the cyclic collector walks them every few hundred allocations, and its pauses
-    # are most of the slowest round trips under load. Collect young objects far less often.
-    gc.set_threshold(GC_THRESHOLD, 50, 1000)
+    tune_gc()
     app = create_app(db, allowed_origins, deal_seed=deal_seed, rooms_per_minute=rooms_per_minute,
                      sockets_per_address=sockets_per_address, max_sockets=max_sockets,
-                     room_idle_seconds=room_idle_minutes * 60)
+                     room_idle_seconds=room_idle_minutes * 60, redis_url=redis_url)
     print(f"nertz: serving on http://{host}:{port}", flush=True)
     uvicorn.Server(server_config(app, host, port, trusted_proxies)).run()
     return 0
+
+
+def tune_gc() -> None:
+    """The collector's thresholds for a server (tests of memory use set the same).
+
+    A server holds many long-lived objects (rooms, histories, sockets): with the default
+    thresholds the cyclic collector walks them every few hundred allocations, and its pauses
+    are most of the slowest round trips under load. So young objects are collected far less
+    often, and old ones almost never: what a room leaves behind when it closes must be freed
+    by reference counting (no cycles), not by the collector."""
+    gc.set_threshold(GC_THRESHOLD, 50, 1000)
 
 
 def check_proxies(proxies: tuple[str, ...]) -> None:

@@ -9,21 +9,37 @@ Appends are group-committed: every append waits for the commit that contains it,
 writer commits whatever has queued up meanwhile in one transaction, so hundreds of tables
 writing a few actions a second cost a few commits a second, and nothing is acknowledged to a
 client before it is durable.
+
+Contention is waited out, never turned into an error. SQLite has one writer at a time, and its
+busy handler polls rather than queues: a crowd of writers can starve one of them past any
+timeout ("database is locked"). So on SQLite every write transaction of this process first
+takes a first-come-first-served lock, and only one connection ever asks SQLite for the write
+lock (the busy timeout remains for other processes on the same file). A store truly
+overloaded (no pooled connection free within :data:`POOL_TIMEOUT` seconds) raises
+:class:`StoreBusy`, which the app answers with ``503`` and a ``Retry-After``; the log writer
+itself never gives up on a busy database, it waits and tries again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+log = logging.getLogger("nertz.store")
+
+MatchListener = Callable[[str, str, dict[str, Any]], Awaitable[None]]
+"""Told of each finished match once it is stored: (match id, room id, replay file)."""
 
 metadata = sa.MetaData()
 """The schema (kept in step with the Alembic migrations in ``migrations/``)."""
@@ -62,9 +78,30 @@ matches = sa.Table(
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
+"""Where the Alembic scripts live."""
+
 BATCH_WINDOW = 0.004
 """Seconds a busy store waits to gather appends into one commit (an idle one commits at once)."""
-"""Where the Alembic scripts live."""
+
+SQLITE_BUSY_SECONDS = 30.0
+"""How long SQLite waits for another process's write lock before "database is locked" (this
+process's own writers never wait on each other there: they queue on the write lock)."""
+
+POOL_SIZE = 5
+"""Connections kept open to the database (SQLAlchemy's default)."""
+
+POOL_OVERFLOW = 10
+"""Connections opened beyond :data:`POOL_SIZE` at busy times, closed again when returned."""
+
+POOL_TIMEOUT = 30.0
+"""Seconds a request waits for a free connection before the store counts as overloaded
+(:class:`StoreBusy`)."""
+
+RETRY_AFTER = 5
+"""Seconds an overloaded store tells clients to wait before trying again."""
+
+WRITER_RETRY = 0.25
+"""Seconds the log writer waits before trying a busy database again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +130,27 @@ class StoreError(RuntimeError):
     """The database refused a write; the table that made it must be rebuilt from the log."""
 
 
+class StoreBusy(RuntimeError):
+    """The database is overloaded: no connection came free in time (or another process held
+    SQLite's write lock too long). Nothing was done; the caller may try again after
+    :attr:`retry_after` seconds."""
+
+    def __init__(self, message: str, retry_after: int = RETRY_AFTER) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether a database error means "overloaded, try again" rather than "refused": the
+    pool's wait for a connection ran out, or SQLite's for its write lock."""
+    if isinstance(exc, sa.exc.TimeoutError):
+        return True
+    if isinstance(exc, sa.exc.OperationalError):
+        text = str(exc.orig if exc.orig is not None else exc).lower()
+        return "database is locked" in text or "database is busy" in text
+    return False
+
+
 def normalise_url(url: str) -> str:
     """Accept plain ``postgresql://`` and ``sqlite:///`` URLs and pick the async drivers."""
     if url.startswith("postgres://"):
@@ -118,6 +176,9 @@ class Store:
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
+        self._write_lock: asyncio.Lock | None = (
+            asyncio.Lock() if engine.dialect.name == "sqlite" else None)
+        """SQLite's writers take turns here (first come, first served), not in its busy loop."""
         self._pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
@@ -127,14 +188,17 @@ class Store:
         self._insert = room_log.insert()
         self.commits = 0
         """How many group commits were made (for the benchmark and tests)."""
+        self.match_listeners: list[MatchListener] = []
+        """Told of every match :meth:`save_match` stores (ratings and history)."""
 
     @classmethod
     async def open(cls, url: str | None = None) -> Store:
         """Connect, apply the migrations, start the writer."""
         real = normalise_url(url or default_url())
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = {"pool_size": POOL_SIZE, "max_overflow": POOL_OVERFLOW,
+                                  "pool_timeout": POOL_TIMEOUT}
         if real.startswith("sqlite"):
-            kwargs["connect_args"] = {"timeout": 30}
+            kwargs["connect_args"] = {"timeout": SQLITE_BUSY_SECONDS}
         engine = create_async_engine(real, **kwargs)
         if real.startswith("sqlite"):
 
@@ -211,9 +275,8 @@ class Store:
                     if not batch:
                         continue
                 try:
-                    async with self.engine.begin() as conn:
-                        await conn.execute(self._insert, [row for row, _ in batch])
-                except Exception as exc:  # any database failure fails the whole batch
+                    await self._commit_rows([row for row, _ in batch])
+                except Exception as exc:  # any other database failure fails the whole batch
                     self._failed.update(row["room_id"] for row, _ in batch)
                     for _, fut in batch:
                         if not fut.done():
@@ -226,11 +289,51 @@ class Store:
             if self._closed and not self._pending:
                 return
 
+    async def _commit_rows(self, rows: list[dict[str, Any]]) -> None:
+        # A busy database is waited out, however long: the rows are good, and failing them
+        # would break their tables (each would have to be rebuilt from its log).
+        while True:
+            try:
+                async with self.transaction() as conn:
+                    await conn.execute(self._insert, rows)
+                return
+            except StoreBusy:
+                await asyncio.sleep(WRITER_RETRY)
+
+    @contextlib.asynccontextmanager
+    async def connection(self) -> AsyncIterator[AsyncConnection]:
+        """A pooled connection for reading; :class:`StoreBusy` if none comes free in time.
+        (Other modules reading the same database should read through here too.)"""
+        try:
+            async with self.engine.connect() as conn:
+                yield conn
+        except Exception as exc:
+            if is_busy(exc):
+                raise StoreBusy(f"the database is busy: {_first_line(exc)}") from exc
+            raise
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncConnection]:
+        """A write transaction, committed at the end; on SQLite, after this process's other
+        writers (see the module's notes). :class:`StoreBusy` when the database is
+        overloaded. Every module that writes to the store's database should write through
+        here: a transaction opened on the engine directly competes for SQLite's write lock
+        in its busy loop instead of waiting its turn."""
+        lock = self._write_lock
+        async with lock if lock is not None else contextlib.nullcontext():
+            try:
+                async with self.engine.begin() as conn:
+                    yield conn
+            except Exception as exc:
+                if is_busy(exc):
+                    raise StoreBusy(f"the database is busy: {_first_line(exc)}") from exc
+                raise
+
     async def load_log(self, room_id: str) -> list[LogEntry]:
         """A room's whole log, in order. Loading it (to rebuild the room) clears a failed
         append's hold on the room: the rebuilt table goes on from what is stored."""
         self._failed.discard(room_id)
-        async with self.engine.connect() as conn:
+        async with self.connection() as conn:
             result = await conn.execute(
                 sa.select(room_log.c.seq, room_log.c.kind, room_log.c.data, room_log.c.at)
                 .where(room_log.c.room_id == room_id)
@@ -243,7 +346,7 @@ class Store:
     async def create_room(self, room_id: str, code: str, rules: Any, seats: int) -> None:
         """Store a new room's header."""
         now = time.time()
-        async with self.engine.begin() as conn:
+        async with self.transaction() as conn:
             await conn.execute(
                 rooms.insert().values(
                     id=room_id, code=code, created_at=now, updated_at=now, status="open",
@@ -253,7 +356,7 @@ class Store:
 
     async def set_status(self, room_id: str, status: str) -> None:
         """Mark a room ``open`` or ``closed`` (closed rooms are not restored at start)."""
-        async with self.engine.begin() as conn:
+        async with self.transaction() as conn:
             await conn.execute(
                 rooms.update().where(rooms.c.id == room_id).values(
                     status=status, updated_at=time.time()
@@ -262,7 +365,7 @@ class Store:
 
     async def find_room(self, key: str) -> RoomRow | None:
         """A room by id or by its join code (codes are case-insensitive)."""
-        async with self.engine.connect() as conn:
+        async with self.connection() as conn:
             result = await conn.execute(
                 sa.select(rooms).where(sa.or_(rooms.c.id == key, rooms.c.code == key.upper()))
             )
@@ -275,14 +378,14 @@ class Store:
         query = sa.select(rooms).where(rooms.c.status != "closed")
         if active_since is not None:
             query = query.where(_last_activity() >= active_since)
-        async with self.engine.connect() as conn:
+        async with self.connection() as conn:
             result = await conn.execute(query)
             return [_room(r) for r in result]
 
     async def close_idle_rooms(self, idle_since: float) -> int:
         """Mark closed every open room whose last log entry is older than ``idle_since`` (a
         ``time.time()``); returns how many. Their logs and matches stay."""
-        async with self.engine.begin() as conn:
+        async with self.transaction() as conn:
             result = await conn.execute(
                 rooms.update()
                 .where(rooms.c.status != "closed")
@@ -295,17 +398,22 @@ class Store:
         self, match_id: str, room_id: str, replay: dict[str, Any], winner: int | None
     ) -> None:
         """Store a finished match's replay file."""
-        async with self.engine.begin() as conn:
+        async with self.transaction() as conn:
             await conn.execute(
                 matches.insert().values(
                     id=match_id, room_id=room_id, finished_at=time.time(), winner=winner,
                     replay=json.dumps(replay),
                 )
             )
+        for listener in list(self.match_listeners):
+            try:
+                await listener(match_id, room_id, replay)
+            except Exception:  # a listener's failure must not undo nor hold up the match
+                log.exception("match %s: a listener failed", match_id)
 
     async def get_match(self, match_id: str) -> dict[str, Any] | None:
         """A finished match's replay file, or None."""
-        async with self.engine.connect() as conn:
+        async with self.connection() as conn:
             result = await conn.execute(
                 sa.select(matches.c.replay).where(matches.c.id == match_id)
             )
@@ -314,7 +422,7 @@ class Store:
 
     async def room_matches(self, room_id: str) -> Sequence[str]:
         """The ids of a room's finished matches, oldest first."""
-        async with self.engine.connect() as conn:
+        async with self.connection() as conn:
             result = await conn.execute(
                 sa.select(matches.c.id).where(matches.c.room_id == room_id)
                 .order_by(matches.c.finished_at)
@@ -327,6 +435,10 @@ def _last_activity() -> Any:
     scan of its entries)."""
     return (sa.select(room_log.c.at).where(room_log.c.room_id == rooms.c.id)
             .order_by(room_log.c.seq.desc()).limit(1).scalar_subquery())
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
 
 
 def _room(row: Any) -> RoomRow:
@@ -345,6 +457,8 @@ def _upgrade(sync_conn: Any) -> None:
 
 async def reset_database(url: str) -> None:
     """Drop every nertz table (and Alembic's version table): for tests on a shared database."""
+    import nertz.server.players.tables  # noqa: F401  (their tables join the schema)
+
     engine = create_async_engine(normalise_url(url))
     async with engine.begin() as conn:
         await conn.run_sync(metadata.drop_all)
@@ -354,10 +468,13 @@ async def reset_database(url: str) -> None:
 
 __all__ = [
     "LogEntry",
+    "MatchListener",
     "RoomRow",
     "Store",
+    "StoreBusy",
     "StoreError",
     "default_url",
+    "is_busy",
     "normalise_url",
     "reset_database",
 ]

@@ -12,6 +12,7 @@ const FILES = [
   '/static/js/main.js', '/static/js/dom.js', '/static/js/net.js', '/static/js/rules.js',
   '/static/js/table.js', '/static/js/cards.js', '/static/js/screens.js', '/static/js/names.js',
   '/static/js/replay.js', '/static/js/sound.js', '/static/js/merge.js', '/static/js/analysis.js',
+  '/static/js/players.js',
 ];
 
 self.addEventListener('install', (event) => {
@@ -30,7 +31,8 @@ function pageFile(request) {
   const url = new URL(request.url);
   if (url.origin !== self.location.origin) return null;
   // Every page address (home, a room, a replay) is the same page.
-  if (request.mode === 'navigate' && (url.pathname === '/' || url.pathname.startsWith('/r/'))) return '/';
+  if (request.mode === 'navigate' && (url.pathname === '/' || url.pathname.startsWith('/r/') ||
+      /^\/(players\/|leaderboard|account|quick)/.test(url.pathname))) return '/';
   if (url.pathname.startsWith('/static/')) return url.pathname;
   return null;
 }

@@ -354,3 +354,28 @@ def test_load_bench_runs_small_and_reports_json() -> None:
     assert report["moves_per_second"] > 0
     assert 0 < report["rtt_ms"]["p50"] <= report["rtt_ms"]["p99"]
     assert report["server_rss_mb"] > 10
+
+
+def test_the_client_keeps_its_identity_across_rooms(server: str, identity_file: Path) -> None:
+    from nertz.net.identity import IdentityFile
+
+    async def go() -> None:
+        first = await Client.create_room(server, "Ann", "pagat", seats=2, ping_interval=None)
+        kept = IdentityFile(identity_file).get(server)
+        assert kept is not None and oct(identity_file.stat().st_mode)[-3:] == "600"
+        second = await Client.create_room(server, "Ann", "pagat", seats=2, ping_interval=None)
+        async with httpx.AsyncClient() as http:
+            me = (await http.get(f"{server}/api/me",
+                                 headers={"authorization": f"Bearer {kept}"})).json()
+            r1 = (await http.get(f"{server}/api/rooms/{first.room_id}/ratings")).json()
+            r2 = (await http.get(f"{server}/api/rooms/{second.room_id}/ratings")).json()
+        profiles = {p["profile"] for p in r1["players"] + r2["players"]}
+        assert profiles == {me["player"]["id"]}
+        # Asked to be nobody, a client is a new guest.
+        third = await Client.create_room(server, "Ann", "pagat", seats=2, ping_interval=None,
+                                         identity=False)
+        async with httpx.AsyncClient() as http:
+            r3 = (await http.get(f"{server}/api/rooms/{third.room_id}/ratings")).json()
+        assert {p["profile"] for p in r3["players"]} != profiles
+
+    run(go())

@@ -134,6 +134,10 @@ def picture(table: Table) -> dict[str, Any]:
     assert rnd is not None and table.match is not None and table.recorder is not None
     snap = msgspec.to_builtins(table.snapshot(None))
     snap["table"].pop("t")
+    for p in snap["room"]["players"]:
+        # When an absent person's seat falls vacant counts from the process's start (or the
+        # join): a runtime clock, not something the log holds.
+        p.pop("away_until", None)
     return {
         "snapshot": snap | {"v": None},
         "tableaus": [(t.nertz, t.work, t.down, t.stock, t.waste) for t in rnd.tableaus],

@@ -335,6 +335,17 @@ def test_a_seat_whose_player_went_away_is_marked_with_a_countdown(server: Any,
     guest.close()  # Ben's page goes: his socket closes
     host.wait_for_function(f"() => (document.querySelector('{mark}') || {{}}).textContent"
                            "?.startsWith('away: seat free in 4:5')", timeout=15_000)
+    # The deadline is the server's: a page opened after Ben went counts to the same moment.
+    ben = next(p for p in server.get(f"/api/rooms/{r['code']}")["players"] if p["name"] == "Ben")
+    assert ben["away_until"] is not None
+    host.reload()
+    wait_table(host)
+    host.wait_for_function(f"() => (document.querySelector('{mark}') || {{}}).textContent"
+                           "?.startsWith('away: seat free in 4:')", timeout=15_000)
+    left = host.evaluate("(until) => until - Date.now()", ben["away_until"])
+    shown = host.text_content(mark) or ""
+    minutes, seconds = shown.rsplit(" ", 1)[1].split(":")
+    assert abs(int(minutes) * 60 + int(seconds) - left / 1000) < 5
 
 
 @pytest.mark.parametrize("size", [(1280, 720), (390, 844)], ids=size_id)

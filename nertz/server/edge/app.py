@@ -34,6 +34,7 @@ import msgspec
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import ClientDisconnect
@@ -45,13 +46,23 @@ from nertz.errors import ReplayError, RulesError
 from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
 from nertz.server import protocol
 from nertz.server.edge.connection import Connection
+from nertz.server.edge.latency import PING_INTERVAL, Prober
 from nertz.server.hub import ROOM_IDLE_SECONDS, Hub
-from nertz.server.limits import Barred, KeyedLimit, SocketCaps, TokenBucket, give_back_memory
+from nertz.server.limits import (
+    Limits,
+    MemoryLimits,
+    Rate,
+    SocketCaps,
+    TokenBucket,
+    give_back_memory,
+)
 from nertz.server.live import LiveRoom
 from nertz.server.openapi import ROUTES as API
+from nertz.server.players import PlayersApi
 from nertz.server.room.lobby import Player
-from nertz.server.room.messages import CommandError, Error, Kicked
-from nertz.server.store import Store
+from nertz.server.room.messages import CommandError, Error, Kicked, Stamp
+from nertz.server.room.races import wall_ms
+from nertz.server.store import Store, StoreBusy, is_busy
 
 log = logging.getLogger("nertz.app")
 
@@ -98,6 +109,8 @@ more are refused at the handshake. ``nertz serve --max-sockets``."""
 BAD_TOKENS_PER_MINUTE = 10
 """Hellos with an unknown token one address may send a minute (after a burst of as many)."""
 
+BAD_TOKENS = Rate("bad_tokens", BAD_TOKENS_PER_MINUTE)
+
 KICK_BAR_SECONDS = 600.0
 """How long a kicked player's address and name may not join the room again."""
 
@@ -108,6 +121,9 @@ class CreateRoom(msgspec.Struct, forbid_unknown_fields=True):
     rules: str | dict[str, Any] = "pagat"
     seats: int = 4
     name: str | None = None
+    fair_races: bool | None = None
+    public: bool = False
+    """Latency-fair races on or off; null: on while a person is seated (docs/protocol.md)."""
 
 
 class SameDeal(msgspec.Struct, forbid_unknown_fields=True):
@@ -227,22 +243,38 @@ def create_app(
     sockets_per_address: int = SOCKETS_PER_ADDRESS,
     max_sockets: int = MAX_SOCKETS,
     room_idle_seconds: float = ROOM_IDLE_SECONDS,
+    redis_url: str | None = None,
+    limits: Limits | None = None,
+    ping_interval: float = PING_INTERVAL,
 ) -> FastAPI:
     """The application; storage opens (and migrates) at start-up and every live room returns.
 
     ``deal_seed`` makes every room's n-th match deal the same cards: for tests and demos only,
     as anyone who knows the seed knows every card. ``rooms_per_minute`` limits room creation
     per client address, ``sockets_per_address`` and ``max_sockets`` the sockets open at once
-    (0: no limit); a room with nobody connected for ``room_idle_seconds`` closes. The client
+    (0: no limit); a room with nobody connected for ``room_idle_seconds`` closes; sockets that
+    ask for pings get one every ``ping_interval`` seconds (their round trip). The client
     address is the peer's: the server in front (``nertz serve``)
-    rewrites it from forwarded headers only for the proxies it was told to trust."""
+    rewrites it from forwarded headers only for the proxies it was told to trust.
+
+    The limits that hold for the whole service (rooms and unknown tokens per address, sockets
+    per address and per player, kick bars) are ``limits`` if given, else kept in Redis at
+    ``redis_url`` (shared by every process given it), else in this process's memory.
+    ``max_sockets`` guards this process's own files, so it is counted here either way."""
     state: dict[str, Any] = {}
-    sockets = SocketCaps(sockets_per_address, max_sockets)
-    bad_tokens = KeyedLimit(BAD_TOKENS_PER_MINUTE)
-    barred = Barred(KICK_BAR_SECONDS)
+    sockets = SocketCaps(0, max_sockets)
+    if limits is None:
+        if redis_url is not None:
+            from nertz.server.cluster.limits import RedisLimits
+
+            limits = RedisLimits(redis_url)
+        else:
+            limits = MemoryLimits()
+    shared: Limits = limits
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await shared.start()
         store = await Store.open(db_url)
         hub = Hub(store, start_bots=start_bots, deal_seed=deal_seed,
                   idle_seconds=room_idle_seconds)
@@ -253,22 +285,46 @@ def create_app(
         gc.freeze()
         state["hub"] = hub
         app.state.hub = hub
+        state["players"] = app.state.players = PlayersApi(hub, shared)
         try:
             yield
         finally:
             await hub.close()
             await store.close()
+            await shared.close()
 
     app = FastAPI(title="nertz", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.add_middleware(SecurityHeaders)
     app.state.sockets = sockets
+    app.state.limits = shared
 
     def hub() -> Hub:
         return state["hub"]  # type: ignore[no-any-return]
 
+    def players() -> PlayersApi:
+        return state["players"]  # type: ignore[no-any-return]
+
     @app.exception_handler(ApiError)
     async def api_error(_request: Request, exc: ApiError) -> JSONResponse:
         return JSONResponse({"error": exc.message}, status_code=exc.status, headers=exc.headers)
+
+    @app.exception_handler(StoreBusy)
+    async def store_busy(_request: Request, exc: StoreBusy) -> JSONResponse:
+        # Overload is not a fault: say so, and when to come back (never a 500).
+        log.warning("answered 503: %s", exc)
+        return JSONResponse({"error": f"the server is busy: try again in {exc.retry_after} s"},
+                            status_code=503, headers={"Retry-After": str(exc.retry_after)})
+
+    @app.exception_handler(sa_exc.TimeoutError)
+    @app.exception_handler(sa_exc.OperationalError)
+    async def database_busy(request: Request, exc: Exception) -> JSONResponse:
+        # Queries made on the engine directly, not through the store (which says StoreBusy):
+        # an exhausted pool or a locked SQLite is overload too; anything else is a fault.
+        if is_busy(exc):
+            return await store_busy(request, StoreBusy(str(exc)))
+        log.error("database error on %s %s", request.method, request.url.path, exc_info=exc)
+        return JSONResponse({"error": "internal error: the database refused the request"},
+                            status_code=500)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -291,6 +347,8 @@ def create_app(
             return None
         try:
             return await hub().get(key)
+        except StoreBusy:
+            raise
         except Exception:
             log.exception("room %s could not be loaded", key)
             raise ApiError(503, f"room {key!r} is unavailable") from None
@@ -326,20 +384,19 @@ def create_app(
             ],
         }
 
-    room_limit = KeyedLimit(rooms_per_minute)
+    new_rooms = Rate("rooms", rooms_per_minute)
 
-    def check_room_limit(request: Request) -> None:
+    async def check_room_limit(request: Request) -> None:
         address = request.client.host if request.client else "?"
-        now = asyncio.get_running_loop().time()
-        if not room_limit.allow(address, now):
-            wait = max(1, room_limit.retry_after(address, now))
+        wait = await shared.take(new_rooms, address)
+        if wait:
             raise ApiError(429, f"too many new rooms from one address: at most "
                                 f"{rooms_per_minute} a minute; try again in {wait} s",
                            {"Retry-After": str(wait)})
 
     @app.post("/api/rooms", **API["create_room"])
     async def create_room(request: Request) -> JSONResponse:
-        check_room_limit(request)
+        await check_room_limit(request)
         data: CreateRoom = await body(request, CreateRoom)
         try:
             rules = Rules.from_spec(data.rules)
@@ -347,14 +404,22 @@ def create_app(
             raise ApiError(400, str(exc)) from None
         if not 2 <= data.seats <= 8:
             raise ApiError(400, f"seats must be 2 to 8, not {data.seats}")
-        room = await hub().create(rules, data.seats)
+        room = await hub().create(rules, data.seats, fair_races=data.fair_races)
+        if data.public:
+            await players().list_room(room.id)
         out: dict[str, Any] = {"room": room.id, "code": room.table.code,
                                "url": room_url(request, room)}
         if data.name is not None:
-            out.update(await _join(room, data.name, False))
-        return JSONResponse(out, status_code=201)
+            out.update(await _join(request, room, data.name, False))
+        return _with_identity(request, out, 201)
 
-    async def _join(room: LiveRoom, name: str, spectator: bool) -> dict[str, Any]:
+    def _with_identity(request: Request, out: dict[str, Any], status: int) -> JSONResponse:
+        response = JSONResponse(out, status_code=status)
+        players().set_cookie(request, response, out.get("identity"))
+        return response
+
+    async def _join(request: Request, room: LiveRoom, name: str,
+                    spectator: bool) -> dict[str, Any]:
         try:
             player, token = await room.join(name, spectator)
         except CommandError as exc:
@@ -364,8 +429,19 @@ def create_app(
             raise ApiError(400, str(exc)) from None
         if room.table.broken:
             raise ApiError(503, "the room could not store the join; try again")
-        return {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
-                "host": player.id == room.table.host}
+        out = {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
+               "host": player.id == room.table.host}
+        try:
+            # The server decides who joined: the request's identity, or a new guest.
+            profile, identity = await players().joined(request, room.id, player.id,
+                                                       player.name)
+        except Exception:  # the seat stands without a profile (unrated), not a failed join
+            log.exception("room %s: could not tie %s to a player", room.id, player.id)
+        else:
+            out["profile"] = profile.id
+            if identity is not None:
+                out["identity"] = identity
+        return out
 
     @app.get("/api/rooms/{key}", **API["get_room"])
     async def get_room(key: str) -> dict[str, Any]:
@@ -377,22 +453,21 @@ def create_app(
         return (await room_or_404(key)).table.room_info()
 
     @app.post("/api/rooms/{key}/join", **API["join_room"])
-    async def join_room(key: str, request: Request) -> dict[str, Any]:
+    async def join_room(key: str, request: Request) -> JSONResponse:
         room = await room_or_404(key)
         data: JoinRoom = await body(request, JoinRoom)
-        now = asyncio.get_running_loop().time()
         address = request.client.host if request.client else "?"
         with contextlib.suppress(protocol.ProtocolError):  # a bad name is refused by the join
             looks = protocol.name_skeleton(protocol.clean_name(data.name))
-            wait = max(barred.left(f"{room.id} address {address}", now),
-                       barred.left(f"{room.id} name {looks}", now))
+            wait = max(await shared.barred(f"{room.id} address {address}"),
+                       await shared.barred(f"{room.id} name {looks}"))
             if wait:
                 raise ApiError(403, "you were removed from this room by its host: you may join "
                                     f"again in {math.ceil(wait / 60)} min",
                                {"Retry-After": str(math.ceil(wait))})
-        out = await _join(room, data.name, data.spectator)
+        out = await _join(request, room, data.name, data.spectator)
         out["room"] = room.id
-        return out
+        return _with_identity(request, out, 200)
 
     @app.get("/api/matches/{match_id}/replay", **API["match_replay"])
     async def match_replay(match_id: str) -> Response:
@@ -417,7 +492,7 @@ def create_app(
         stored = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if stored is None:
             raise ApiError(404, f"no finished match {match_id!r}")
-        check_room_limit(request)
+        await check_room_limit(request)
         data: SameDeal = await body(request, SameDeal)
         try:
             file = replay.from_json(stored)
@@ -429,8 +504,8 @@ def create_app(
         out: dict[str, Any] = {"room": room.id, "code": room.table.code,
                                "url": room_url(request, room)}
         if data.name is not None:
-            out.update(await _join(room, data.name, False))
-        return JSONResponse(out, status_code=201)
+            out.update(await _join(request, room, data.name, False))
+        return _with_identity(request, out, 201)
 
     @app.get("/api/matches/{match_id}/analysis", **API["match_analysis"])
     async def match_analysis(match_id: str) -> Response:
@@ -497,15 +572,22 @@ def create_app(
         address = ws.client.host if ws.client else "?"
         refusal = sockets.acquire(address)
         if refusal is not None:
-            await _refuse(ws, refusal, 429 if "one address" in refusal else 503)
+            await _refuse(ws, refusal, 503)
             return
         try:
-            await ws.accept()
-            conn = Connection(ws, address)
+            if not await shared.hold(f"address {address}", sockets_per_address):
+                await _refuse(ws, "too many sockets from one address: at most "
+                                  f"{sockets_per_address} open at once", 429)
+                return
             try:
-                await _serve(ws, conn, room_id)
+                await ws.accept()
+                conn = Connection(ws, address)
+                try:
+                    await _serve(ws, conn, room_id)
+                finally:
+                    await conn.finish()
             finally:
-                await conn.finish()
+                await shared.let_go(f"address {address}")
         finally:
             if sockets.release(address):
                 give_back_memory()
@@ -522,18 +604,26 @@ def create_app(
     async def _serve(ws: WebSocket, conn: Connection, room_id: str) -> None:
         try:
             room = await find_room(room_id)
+            closed = room is None and len(room_id) <= 32 and \
+                await hub().closed_info(room_id) is not None
         except ApiError as exc:
             conn.send(_error("unavailable", exc.message))
             return
+        except StoreBusy as exc:
+            conn.send(_error("unavailable", f"the server is busy: try again in "
+                                            f"{exc.retry_after} s"))
+            return
         if room is None:
-            if len(room_id) <= 32 and await hub().closed_info(room_id) is not None:
+            if closed:
                 conn.send(_error("room_closed", f"room {room_id!r} has closed (nobody was in "
                                                 "it)"))
             else:
                 conn.send(_error("no_room", f"no room {room_id!r}"))
             return
         player: Player | None = None
+        prober: Prober | None = None
         said_hello = False
+        player_scope: str | None = None  # the player this socket counts against, once held
         loop = asyncio.get_running_loop()
         hello_by = loop.time() + HELLO_TIMEOUT
         allowance = TokenBucket(MESSAGES_PER_SECOND, MESSAGE_BURST)
@@ -551,6 +641,9 @@ def create_app(
                     break
                 if frame["type"] == "websocket.disconnect":
                     break
+                # When the command reached this process: with the socket's round trip, what
+                # latency-fair races order plays by (the room may be on another process).
+                arrived = wall_ms()
                 if not allowance.take(loop.time()):
                     # Refused unread: answering costs little, doing what it asks might not.
                     conn.send(_error("too_fast", f"too many messages: at most "
@@ -572,7 +665,7 @@ def create_app(
                         continue
                     player = room.table.player_for_token(msg.token)
                     if player is None:
-                        if bad_tokens.retry_after(conn.address, loop.time()):
+                        if await shared.wait(BAD_TOKENS, conn.address):
                             # Guessing from this address: the socket goes. Known tokens still
                             # get in, so one guesser cannot lock out its neighbours (a guess
                             # that happens to be right is beyond any number of tries).
@@ -580,23 +673,32 @@ def create_app(
                                              "address: try again in a minute"))
                             conn.close(1008, "too many unknown tokens")
                             break
-                        bad_tokens.allow(conn.address, loop.time())
+                        await shared.take(BAD_TOKENS, conn.address)
                         conn.send(_error("bad_token", "unknown token for this room"))
                         continue
-                    if player.sockets >= MAX_SOCKETS_PER_PLAYER:
+                    scope = f"player {room.id} {player.id}"
+                    if not await shared.hold(scope, MAX_SOCKETS_PER_PLAYER):
                         conn.send(_error("too_many_sockets", "this player has "
                                          f"{MAX_SOCKETS_PER_PLAYER} connections open already: "
                                          "close one first"))
                         conn.close(1008, "too many sockets")
                         break
+                    player_scope = scope
                     said_hello = True
                     room.attach(conn, player, msg.since)
+                    if msg.pings:
+                        prober = Prober(conn.send, ping_interval)
+                        prober.start()
                     continue
                 if not room.open:
                     try:
                         fresh = await find_room(room.id)
                     except ApiError as exc:
                         conn.send(_error("unavailable", exc.message))
+                        continue
+                    except StoreBusy as exc:
+                        conn.send(_error("unavailable", f"the server is busy: try again in "
+                                                        f"{exc.retry_after} s"))
                         continue
                     if fresh is None:  # closed meanwhile (nobody else was in it)
                         conn.send(_error("room_closed", "this room has closed"))
@@ -608,25 +710,35 @@ def create_app(
                 if player is None or player.id not in room.table.players:
                     conn.send(protocol.encode(Kicked()))
                     break
-                _dispatch(room, player, msg, conn)
+                if isinstance(msg, protocol.Pong) and (prober is None
+                                                       or not prober.pong(msg.id)):
+                    continue  # not ours to measure: nothing for the room
+                stamp = prober.stamp(arrived) if prober is not None else Stamp(arrived)
+                if isinstance(msg, protocol.Kick):
+                    await _kick(room, player, msg, conn)
+                else:
+                    _dispatch(room, player, msg, conn, stamp)
         except WebSocketDisconnect:
             pass
         finally:
+            if prober is not None:
+                prober.stop()
             if said_hello:
                 room.detach(conn)
+            if player_scope is not None:
+                await shared.let_go(player_scope)
 
-    def _dispatch(room: LiveRoom, player: Player, msg: Any, conn: Connection) -> None:
+    def _dispatch(room: LiveRoom, player: Player, msg: Any, conn: Connection,
+                  stamp: Stamp) -> None:
         # Hello and sync are the socket's business; every other message is the table's.
         if isinstance(msg, protocol.Sync):
             room.resync(conn, player, msg.since)
         elif isinstance(msg, protocol.Hello):
             conn.send(_error("bad_message", "already said hello"))
-        elif isinstance(msg, protocol.Kick):
-            _kick(room, player, msg, conn)
         else:
-            room.handle(player, msg, conn)
+            room.handle(player, msg, conn, stamp)
 
-    def _kick(room: LiveRoom, by: Player, msg: protocol.Kick, conn: Connection) -> None:
+    async def _kick(room: LiveRoom, by: Player, msg: protocol.Kick, conn: Connection) -> None:
         target_id = msg.player
         target = room.table.players.get(target_id)
         sinks = room.fanout.sinks
@@ -641,10 +753,16 @@ def create_app(
         # theirs, nor from the addresses they were connected from, for a while. An address
         # someone else here is connected from is shared (a household, a classroom): not barred.
         addresses = theirs - others
-        now = asyncio.get_running_loop().time()
         for address in addresses:
-            barred.bar(f"{room.id} address {address}", now)
-        barred.bar(f"{room.id} name {protocol.name_skeleton(target.name)}", now)
+            await shared.bar(f"{room.id} address {address}", KICK_BAR_SECONDS)
+        await shared.bar(f"{room.id} name {protocol.name_skeleton(target.name)}",
+                         KICK_BAR_SECONDS)
+
+    def players_error(status: int, message: str, headers: dict[str, str] | None = None
+                      ) -> ApiError:
+        return ApiError(status, message, headers)
+
+    app.include_router(PlayersApi.router_for(players, players_error))
 
     if WEB.is_dir():
         # Scripts and styles compress to a quarter; only the page's files go through gzip
@@ -661,6 +779,19 @@ def create_app(
 
         @app.api_route("/r/{code}", methods=["GET", "HEAD"], include_in_schema=False)
         async def room_page(code: str) -> FileResponse:
+            return page()
+
+        # The players' screens (nertz/web/js/players.js) are the same page.
+        @app.api_route("/players/{player_id}", methods=["GET", "HEAD"], include_in_schema=False)
+        async def player_page(player_id: str) -> FileResponse:
+            return page()
+
+        @app.api_route("/leaderboard", methods=["GET", "HEAD"], include_in_schema=False)
+        @app.api_route("/leaderboard/{family}", methods=["GET", "HEAD"],
+                       include_in_schema=False)
+        @app.api_route("/account", methods=["GET", "HEAD"], include_in_schema=False)
+        @app.api_route("/quick", methods=["GET", "HEAD"], include_in_schema=False)
+        async def players_pages(family: str | None = None) -> FileResponse:
             return page()
 
         @app.api_route("/sw.js", methods=["GET", "HEAD"], include_in_schema=False)

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from nertz.server.store import Store
+from nertz.server.store import WRITER_RETRY, Store, StoreBusy
 
 log = logging.getLogger("nertz.table")
 
@@ -39,10 +39,15 @@ class MatchArchive:
     async def _save(self, before: list[asyncio.Future[Any]], match_id: str,
                     replay: dict[str, Any], winner: int | None) -> None:
         await asyncio.gather(*before, return_exceptions=True)
-        try:
-            await self.store.save_match(match_id, self.room_id, replay, winner)
-        except Exception:  # pragma: no cover - the log still holds every move
-            log.exception("table %s: could not save match %s", self.room_id, match_id)
+        while True:
+            try:
+                await self.store.save_match(match_id, self.room_id, replay, winner)
+                return
+            except StoreBusy:  # overloaded, not refused: the replay is awaited, keep trying
+                await asyncio.sleep(WRITER_RETRY)
+            except Exception:  # pragma: no cover - the log still holds every move
+                log.exception("table %s: could not save match %s", self.room_id, match_id)
+                return
 
     async def ensure_saved(self, match_id: str, replay: dict[str, Any],
                            winner: int | None) -> None:

@@ -50,6 +50,10 @@ class Clock:
         # A fired timer is forgotten: a client reconnecting in a loop must not grow the list.
         with contextlib.suppress(ValueError):
             self._timers.remove(holder[0])
+        # The handle holds ``holder`` among its arguments and ``holder`` the handle: emptied,
+        # the pair (and the table ``fn`` reaches) is freed at once, not at a rare full
+        # collection (``nertz serve`` collects old objects seldom).
+        holder.clear()
         if self.stopped:
             return
         try:

@@ -25,6 +25,12 @@ RECONNECT_SECONDS: Final = 300.0
 """How long a dropped player's seat waits for them before it counts as vacant."""
 MOVES_PER_SECOND: Final = 10.0
 """The fastest a human can play; faster actions are refused (token bucket, this burst)."""
+POINTERS_PER_SECOND: Final = 10.0
+"""The most pointer positions of one player the room passes on a second (more are dropped:
+a pointer is a passing moment, the next one says where it is)."""
+EMOTE_BURST: Final = 3
+EMOTES_PER_SECOND: Final = 0.5
+"""Quick reactions: a burst of :data:`EMOTE_BURST`, then one every two seconds."""
 MAX_PEOPLE: Final = 64
 """The most people (and bots) one room takes."""
 
@@ -71,10 +77,20 @@ class Player:
     # Runtime only, never logged: sockets open now, and when the last one closed.
     sockets: int = 0
     left_at: float | None = None
+    away_until: float | None = None
     rtt: float | None = None
+    """The round trip shown to the table: the server's measurement, else the client's claim."""
+    rtt_measured: float | None = None
+    """The server's own round-trip estimate (from the edge's stamps): what fair races use."""
     moves: TokenBucket = field(default_factory=lambda: TokenBucket(MOVES_PER_SECOND,
                                                                    MOVES_PER_SECOND))
     answers: OrderedDict[str, ServerMessage] = field(default_factory=OrderedDict)
+    pointers: TokenBucket = field(default_factory=lambda: TokenBucket(POINTERS_PER_SECOND,
+                                                                      POINTERS_PER_SECOND / 2))
+    pointing: bool = False
+    """A pointer of this player's was passed on and its drag has not ended."""
+    emotes: TokenBucket = field(default_factory=lambda: TokenBucket(EMOTES_PER_SECOND,
+                                                                    EMOTE_BURST))
 
     @property
     def vacant(self) -> bool:
@@ -85,6 +101,18 @@ class Player:
             and self.left_at is not None
             and time.monotonic() - self.left_at > RECONNECT_SECONDS
         )
+
+    def went(self) -> None:
+        """The person's last socket closed (or they joined without one): their seat waits
+        :data:`RECONNECT_SECONDS` from now. ``away_until`` is that moment on the wall clock,
+        for the others' countdown (``left_at`` the same on the monotonic clock, for timers)."""
+        self.left_at = time.monotonic()
+        self.away_until = time.time() + RECONNECT_SECONDS
+
+    def came(self) -> None:
+        """A socket of the person opened: nothing waits for them."""
+        self.left_at = None
+        self.away_until = None
 
     def remember(self, action_id: str, answer: ServerMessage) -> None:
         """Keep the answer to ``action_id``, so a resent action gets it again: every id of the
@@ -104,6 +132,11 @@ class Player:
             "ready": self.ready,
             "connected": self.bot is not None or self.sockets > 0,
             "vacant": self.vacant,
+            # When an away person's seat falls vacant (ms since the epoch): the server's
+            # deadline, so every page counts down to the same moment.
+            "away_until": (round(self.away_until * 1000)
+                           if self.bot is None and self.sockets == 0
+                           and self.away_until is not None else None),
         }
 
 

@@ -15,6 +15,42 @@ from typing import Any, Final
 
 import msgspec
 
+from nertz.engine import Round, hand_refusal
+from nertz.moves import CALL, TURN, Move
+from nertz.views import foundation_view, tableau_view, view
+
+_HALF_PROBES: Final = (("N", Move.parse("N-F")), ("S", TURN), ("W", Move.parse("W-F")))
+"""A move that uses each of a tableau's own piles: what :func:`own_piles` asks the engine."""
+
+
+def own_piles(hand: int | None) -> list[str]:
+    """Which of its seat's Nertz pile ``N``, stock ``S`` and waste ``W`` a player may play
+    (the work piles are the whole seat's): all three, or, for a split partner (``hand`` 0 or
+    1), the half the engine lets that partner play. The page asks this, never the rule."""
+    return [pile for pile, probe in _HALF_PROBES
+            if hand is None or hand_refusal(probe, hand) is None]
+
+
+def tableau_json(rnd: Round, seat: int) -> dict[str, Any]:
+    """Seat ``seat``'s public tableau (:func:`nertz.views.tableau_view`) and ``can_call``:
+    whether the engine would take that seat's call now (an empty Nertz pile under a manual
+    call, or any pile where false calls are penalised), so no client works the rule out."""
+    return tableau_view(rnd, seat).to_json() | {"can_call": rnd.can_play(seat, CALL)}
+
+
+def table_json(rnd: Round, seat: int) -> dict[str, Any]:
+    """The table as ``seat`` sees it (-1: a spectator): :func:`nertz.views.view` with each
+    tableau's ``can_call`` and ``starts``, the ranks that open a new foundation."""
+    out = view(rnd, seat).to_json()
+    out["tableaus"] = [tableau_json(rnd, s) for s in range(rnd.seats)]
+    out["starts"] = [rnd.policy.starter]
+    return out
+
+
+def foundation_json(rnd: Round, index: int) -> dict[str, Any]:
+    """Foundation ``index`` (0-based) as everyone sees it."""
+    return foundation_view(rnd, index).to_json()
+
 
 class CommandError(Exception):
     """A command refused: ``code`` for programs, the message for people."""
@@ -140,10 +176,53 @@ class Pong(ServerMessage, tag="pong"):
     server: float
 
 
+class PointerMoved(ServerMessage, tag="pointer", omit_defaults=True):
+    """Seat ``seat``'s player ``player`` drags: as the client's ``pointer`` (``at`` None: the
+    drag ended), with ``card`` only when it is face up to everyone at that moment
+    (unversioned: a passing measure)."""
+
+    seat: int
+    player: str
+    at: str | None = None
+    x: float = 0.0
+    y: float = 0.0
+    card: str | None = None
+    src: str | None = None
+
+
+class Emoted(ServerMessage, tag="emote"):
+    """Seat ``seat``'s player ``player`` reacted with ``emote`` (unversioned)."""
+
+    seat: int
+    player: str
+    emote: str
+
+
+class Ping(ServerMessage, tag="ping"):
+    """The server's own round-trip probe (to a client that asked for them in ``hello``): answer
+    at once with a ``pong`` carrying this ``id``."""
+
+    id: str
+
+
+class Stamp(msgspec.Struct, frozen=True):
+    """What the edge (the process holding a socket) knows of one command as it hands it to the
+    room: when it arrived (``arrived_ms``, the wall clock in ms since the epoch, so that
+    processes on different machines compare) and the socket's round-trip estimate at that moment
+    (``rtt_ms``, the server's own measurement, :mod:`nertz.server.edge.latency`; None while
+    there is none). A plain value: carried unchanged wherever the command is relayed."""
+
+    arrived_ms: float
+    rtt_ms: float | None = None
+
+
 EVERYONE: Final = "*"
 """Audience: every socket of the room (a versioned broadcast)."""
 SENDER: Final = ""
 """Audience: the socket the command came from."""
+PASSING: Final = "~"
+"""Audience: every socket of the room, unversioned and kept out of the history (pointers,
+emotes: passing moments, not state; a client that missed one has missed nothing)."""
 
 
 @dataclass(frozen=True, slots=True)

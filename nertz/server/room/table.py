@@ -24,6 +24,7 @@ import hashlib
 import logging
 import secrets
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -32,9 +33,9 @@ import msgspec
 from nertz.cards import Card
 from nertz.engine import Round
 from nertz.errors import IllegalMoveError, LostRace, NotationError
-from nertz.events import Ended, Event, StuckDeclared
+from nertz.events import CardsMoved, Ended, Event, StuckDeclared
 from nertz.match import Match, RoundResult
-from nertz.moves import STUCK, STUCK_NERTZ, Move
+from nertz.moves import OP_CALL, OP_TO_FOUNDATION, OP_TO_WORK, STUCK, STUCK_NERTZ, Move
 from nertz.replay import Race, Recorder
 from nertz.rules import Rules
 from nertz.server import protocol
@@ -44,13 +45,16 @@ from nertz.server.room.clock import Clock
 from nertz.server.room.lobby import MOVES_PER_SECOND, Lobby, Player, bot_name, token_hash
 from nertz.server.room.messages import (
     EVERYONE,
+    PASSING,
     SENDER,
     Ack,
     CaughtUp,
     CommandError,
     Effects,
+    Emoted,
     Kicked,
     Latency,
+    PointerMoved,
     Pong,
     RaceWon,
     Rejected,
@@ -58,14 +62,35 @@ from nertz.server.room.messages import (
     RoundOver,
     Send,
     ServerMessage,
+    Stamp,
     State,
     TableState,
     Update,
+    foundation_json,
+    own_piles,
+    table_json,
+    tableau_json,
+)
+from nertz.server.room.races import (
+    CAP_MS,
+    SLACK_MS,
+    Flag,
+    HoldStats,
+    ReactionWatch,
+    Reply,
+    Waiting,
+    compensation,
+    wall_ms,
 )
 from nertz.server.store import LogEntry, Store, StoreError
-from nertz.views import foundation_view, tableau_view, view
+from nertz.views import tableau_view
 
 log = logging.getLogger("nertz.table")
+
+
+def _fraction(value: float) -> float:
+    """A pointer coordinate kept to 0..1 (anything else, NaN included, to the nearest end)."""
+    return round(min(1.0, max(0.0, value)), 3) if value == value else 0.0
 
 MAX_COUNTDOWN_MS: Final = 10_000
 """The longest start countdown the host may ask for."""
@@ -131,6 +156,20 @@ class Table:
         self._pending: set[asyncio.Future[Any]] = set()
         self._vacancy_timer: asyncio.TimerHandle | None = None
         self._replaying = False
+        self.fair_option: bool | None = None
+        """Latency-fair races: on, off, or None (the default: on while a person is seated)."""
+        self.hold_stats = HoldStats()
+        self.watch = ReactionWatch()
+        self.flags: list[Flag] = []
+        """People of the current match marked as playing beyond any person."""
+        self._waiting: dict[int, deque[Waiting]] = {}
+        self._wait_seq = 0
+        self._wait_timer: asyncio.TimerHandle | None = None
+        self._drained: list[asyncio.Future[None]] = []
+        self._heard: dict[str, float] = {}
+        """Each player's latest command's estimated send time (wall ms)."""
+        self._step_sent: dict[int, tuple[int, float]] = {}
+        """Each foundation's last step: (seat, estimated send time in wall ms)."""
 
     # ------------------------------------------------------------------ lobby facts
 
@@ -170,14 +209,17 @@ class Table:
     @classmethod
     async def create(
         cls, store: Store, rules: Rules, seats: int, room_id: str, code: str,
-        same_deal: tuple[str, int | str] | None = None,
+        same_deal: tuple[str, int | str] | None = None, fair_races: bool | None = None,
     ) -> Table:
         """A new room, stored. ``same_deal`` (a finished match's id and deal seed) makes the
-        room's first match deal that match's cards again: the "same deal" challenge."""
+        room's first match deal that match's cards again: the "same deal" challenge.
+        ``fair_races`` turns latency-fair races on or off (None: on while a person is seated)."""
         table = cls(store, room_id, code, rules, seats)
         spec = rules.to_spec()
         await store.create_room(room_id, code, spec, seats)
         data: dict[str, Any] = {"rules": spec, "seats": seats}
+        if fair_races is not None:
+            data["fair_races"] = fair_races
         if same_deal is not None:
             data["same_deal"] = {"match": same_deal[0], "seed": same_deal[1]}
         fx = table._run(lambda: table._log("created", data))
@@ -222,13 +264,27 @@ class Table:
             emit(fx)
 
     def close(self) -> None:
-        """Stop the table's timers and saves (the room stays stored)."""
+        """Stop the table's timers and saves (the room stays stored); a closed table calls
+        nobody back."""
         self.closed = True
+        self._waiting.clear()
+        for fut in self._drained:
+            if not fut.done():
+                fut.set_result(None)
         self.clock.stop()
         self.archive.close()
+        # Its room refers to it: dropping the callbacks (bound to the room) breaks the cycle,
+        # so a closed room is freed at once rather than at a rare full collection.
+        self.on_bot = None
+        self._emit = None
 
     async def settled(self) -> None:
-        """Wait until everything logged so far is committed (or failed)."""
+        """Wait until every play waiting its turn is decided and everything logged so far is
+        committed (or failed)."""
+        while any(self._waiting.values()) and not (self.closed or self.broken):
+            drained = asyncio.get_running_loop().create_future()
+            self._drained.append(drained)
+            await drained
         if self._pending:
             await asyncio.gather(*self._pending, return_exceptions=True)
 
@@ -327,13 +383,15 @@ class Table:
         same = data.get("same_deal")
         if same is not None:
             self.same_deal = (str(same["match"]), same["seed"])
+        fair = data.get("fair_races")
+        self.fair_option = None if fair is None else bool(fair)
 
     def _on_joined(self, data: dict[str, Any]) -> None:
         p = Player(data["player"], data["name"], data.get("token"), data.get("seat"),
                    data.get("hand", 0), data.get("bot"), data.get("level"))
         self.lobby.add(p)
         # A person has the reconnect window from joining (or from a restart) to connect.
-        p.left_at = time.monotonic()
+        p.went()
 
     def _on_left(self, data: dict[str, Any]) -> None:
         self.lobby.remove(data["player"])
@@ -363,6 +421,8 @@ class Table:
         self.last_result = None
         for player in self.players.values():
             player.answers.clear()  # ids are remembered for a match, however old
+        self.watch.new_match()
+        self.flags = []
         self._deal(int(data.get("countdown_ms", 0)))
 
     def _on_next(self, data: dict[str, Any]) -> None:
@@ -379,6 +439,8 @@ class Table:
     def _on_begin(self, data: dict[str, Any]) -> None:
         self.phase = Phase.PLAYING
         self.last_t = 0
+        self.watch.new_round()
+        self._step_sent.clear()
         if not self._replaying:
             self.clock.start_round()
 
@@ -390,6 +452,12 @@ class Table:
         self.recorder.record(t, data["s"], move, data.get("h"))
         self.last_t = max(self.last_t, t)
         player = self.players.get(data.get("p", ""))
+        if "a" in data and player is not None and player.bot is None and move.op in (
+                OP_TO_FOUNDATION, OP_TO_WORK):
+            # A person's card play, with when it arrived and their round trip: what the
+            # automation flag reads (from the log, so a rebuilt table has the same figures).
+            self.watch.play(player.id, float(data["a"]), data.get("r"))
+        self.watch.change(t)
         if "id" in data and player is not None:
             # A resent action gets the first answer again, never a second application, even
             # after a restart: the ack names the version of the update that carried the move
@@ -414,6 +482,7 @@ class Table:
         t = int(data["t"])
         piles = data.get("piles", ["S"] * rnd.seats)
         events = rnd.settle(t, piles or None)
+        self.watch.change(t)
         for e in events:
             if isinstance(e, StuckDeclared):
                 self.recorder.record(t, e.seat, STUCK_NERTZ if e.pile == "N" else STUCK)
@@ -426,6 +495,12 @@ class Table:
                                 Card.parse(data["card"]), int(data["foundation"]),
                                 data.get("margin_ms")))
 
+    def _on_flag(self, data: dict[str, Any]) -> None:
+        flag = Flag.from_json(data)
+        self.flags.append(flag)
+        if self.recorder is not None:
+            self.recorder.file.flags.append(flag.to_json())
+
     def _on_close(self, data: dict[str, Any]) -> None:
         assert self.match is not None and self.round is not None
         self.last_result = self.match.finish(self.round)
@@ -435,24 +510,49 @@ class Table:
 
     # ------------------------------------------------------------------ the one entry point
 
-    def handle(self, player: Player, message: protocol.ClientMessage) -> Effects:
+    def handle(self, player: Player, message: protocol.ClientMessage,
+               stamp: Stamp | None = None, reply: Reply | None = None) -> Effects:
         """Apply one client message from ``player``: what to send to whom (a refusal is an
-        ``error`` to the sender), to go out once ``committed``."""
+        ``error`` to the sender), to go out once ``committed``.
+
+        ``stamp`` is the edge's envelope (arrival, round trip; None: arrived now, no round
+        trip, as a bot's command). A play that must wait for plays sent before it (fair races)
+        is decided later: its effects then go to ``reply`` (the sender's road), and this
+        call's are empty."""
         action_id = getattr(message, "id", None)
+        if stamp is None:
+            stamp = Stamp(wall_ms())
+        self._heard_from(player, stamp)
 
         def command() -> None:
             try:
-                self._command(player, message)
+                self._command(player, message, stamp, reply)
             except CommandError as exc:
                 self._send(SENDER, exc.to_message(action_id))
 
-        return self._run(command)
+        fx = self._run(command)
+        if self._waiting and not self.closed:
+            # This command may have been what a waiting play waited for: look once it is sent.
+            self._arm(0.0)
+        return fx
 
-    def _command(self, player: Player, msg: protocol.ClientMessage) -> None:
+    def _heard_from(self, player: Player, stamp: Stamp) -> None:
+        """What a command says of its seat's clock: its round trip, and that nothing it sends
+        from now on was sent before this."""
+        if stamp.rtt_ms is not None:
+            player.rtt_measured = player.rtt = stamp.rtt_ms
+        sent = stamp.arrived_ms - compensation(stamp.rtt_ms)
+        if sent > self._heard.get(player.id, 0.0):
+            self._heard[player.id] = sent
+
+    def _command(self, player: Player, msg: protocol.ClientMessage, stamp: Stamp,
+                 reply: Reply | None) -> None:
         if isinstance(msg, protocol.Play):
-            self._play(player, msg.id, msg.move)
+            self._play(player, msg.id, msg.move, stamp, reply)
+        elif isinstance(msg, protocol.Pong):
+            pass  # the edge measured it; its stamp (taken in :meth:`handle`) is the news
         elif isinstance(msg, protocol.Ping):
-            if msg.rtt is not None and 0 <= msg.rtt < 60_000:
+            if msg.rtt is not None and 0 <= msg.rtt < 60_000 and player.rtt_measured is None:
                 player.rtt = msg.rtt
             self._send(SENDER, Pong(msg.id, msg.sent, self.clock.loop_time() * 1000))
         elif isinstance(msg, protocol.Ready):
@@ -471,6 +571,10 @@ class Table:
             self._next_round(player, msg.countdown_ms)
         elif isinstance(msg, protocol.BotSeat):
             self._bot_seat(player, msg.seat, msg.bot, msg.level)
+        elif isinstance(msg, protocol.Pointer):
+            self._pointer(player, msg)
+        elif isinstance(msg, protocol.Emote):
+            self._emote(player, msg.emote)
         else:  # hello and sync belong to the socket edge
             raise CommandError("bad_message", f"{type(msg).__name__.lower()} is not a command "
                                               "for the table")
@@ -504,7 +608,7 @@ class Table:
             if player is None:
                 return
             player.sockets += 1
-            player.left_at = None
+            player.came()
             if player.sockets == 1:
                 self._broadcast_lobby()
         return self._run(come)
@@ -517,7 +621,7 @@ class Table:
                 return
             player.sockets = max(0, player.sockets - 1)
             if player.sockets == 0:
-                player.left_at = time.monotonic()
+                player.went()
                 self._broadcast_lobby()
                 if self._vacancy_timer is None and not self.closed:
                     # One pending check covers every departure until it runs.
@@ -550,6 +654,53 @@ class Table:
             raise CommandError("too_fast", f"too fast: at most {MOVES_PER_SECOND:g} moves "
                                "a second")
 
+    # ------------------------------------------------------------------ pointers and emotes
+
+    def _pointer(self, player: Player, msg: protocol.Pointer) -> None:
+        """Pass a seated player's drag on to the room: at most
+        :data:`~nertz.server.room.lobby.POINTERS_PER_SECOND` a second (more are dropped, no
+        error: the next one says where it is), while a round is played, and with its card only
+        when that card is face up to everyone on the player's pile now."""
+        rnd = self.round
+        seat = player.seat
+        if seat is None or rnd is None or self.phase is not Phase.PLAYING or rnd.ended:
+            return
+        if msg.at is None:
+            # One end per drag passed on, so the others' copy of it goes; never more.
+            if player.pointing:
+                player.pointing = False
+                self._send(PASSING, PointerMoved(seat, player.id))
+            return
+        if not player.pointers.take(time.monotonic()):
+            return
+        card = msg.card if self._face_up(seat, msg.src, msg.card) else None
+        player.pointing = True
+        self._send(PASSING, PointerMoved(seat, player.id, msg.at, _fraction(msg.x),
+                                         _fraction(msg.y), card,
+                                         msg.src if card is not None else None))
+
+    def _face_up(self, seat: int, src: str | None, card: str | None) -> bool:
+        """Whether ``card`` lies face up on seat ``seat``'s pile ``src`` now: in its public
+        view (:func:`nertz.views.tableau_view`), the only cards a pointer may show."""
+        if self.round is None or src is None or card is None:
+            return False
+        tv = tableau_view(self.round, seat)
+        if src == "N":
+            return tv.nertz_top is not None and str(tv.nertz_top) == card
+        if src == "W":
+            return tv.waste_top is not None and str(tv.waste_top) == card
+        k = int(src) - 1
+        return 0 <= k < len(tv.work_up) and card in (str(c) for c in tv.work_up[k])
+
+    def _emote(self, player: Player, emote: str) -> None:
+        """A seated player's quick reaction, to everyone; a burst of
+        :data:`~nertz.server.room.lobby.EMOTE_BURST`, then one every two seconds."""
+        if player.seat is None:
+            raise CommandError("not_seated", "only a seated player can send a reaction")
+        if not player.emotes.take(time.monotonic()):
+            raise CommandError("too_fast", "too many reactions: one every 2 seconds")
+        self._send(PASSING, Emoted(player.seat, player.id, emote))
+
     # ------------------------------------------------------------------ messages
 
     def room_info(self) -> dict[str, Any]:
@@ -576,20 +727,28 @@ class Table:
             "phase": self.phase,
             "host": self.host,
             # ``plays``: the half of its seat's tableau each player may play (0: the Nertz
-            # pile, 1: the stock and waste, None: all of it), the server's rule, not the page's.
-            "players": [p.to_json() | {"plays": self.lobby.hand_of(p)}
-                        for p in self.players.values()],
+            # pile, 1: the stock and waste, None: all of it), and ``piles``, which of N, S and
+            # W that half holds: the server's rule, not the page's.
+            "players": [self._player_json(p) for p in self.players.values()],
             "match": match,
             "matches": list(self.archive.finished),
             "same_deal": None if self.same_deal is None else self.same_deal[0],
+            "fair_races": self.fair_races,
+            "fair_races_option": ("auto" if self.fair_option is None
+                                  else "on" if self.fair_option else "off"),
+            "flags": [f.to_json() | {"text": f.describe()} for f in self.flags],
         }
+
+    def _player_json(self, p: Player) -> dict[str, Any]:
+        plays = self.lobby.hand_of(p)
+        return p.to_json() | {"plays": plays, "piles": own_piles(plays)}
 
     def snapshot(self, player: Player | None) -> State:
         """The whole state for one person: the room, the table as their seat sees it."""
         table = None
         if self.round is not None:
             seat = player.seat if player is not None and player.seat is not None else -1
-            table = view(self.round, seat).to_json()
+            table = table_json(self.round, seat)
             table["t"] = self.now_t() if self.phase is Phase.PLAYING else self.last_t
             table["stuck_flags"] = [bool(s) for s in self.round.stuck]
         return State(self.version, self.room_info(), self.you(player), table,
@@ -646,8 +805,8 @@ class Table:
             elif public["kind"] == "reset":
                 seats.update(range(rnd.seats))
         return Update(seat, move, t, told,
-                      [tableau_view(rnd, s).to_json() for s in sorted(seats)],
-                      [foundation_view(rnd, i).to_json() for i in sorted(founds)],
+                      [tableau_json(rnd, s) for s in sorted(seats)],
+                      [foundation_json(rnd, i) for i in sorted(founds)],
                       rnd.ended, rnd.called_by)
 
     # ------------------------------------------------------------------ host commands
@@ -782,8 +941,11 @@ class Table:
 
     # ------------------------------------------------------------------ play
 
-    def _play(self, player: Player, action_id: str, text: str) -> None:
-        """A move from ``player``: applied in arrival order through the log, then acknowledged.
+    def _play(self, player: Player, action_id: str, text: str, stamp: Stamp,
+              reply: Reply | None) -> None:
+        """A move from ``player``: applied through the log, then acknowledged; in arrival
+        order, except that under fair races a contested play waits for plays sent before it
+        (:meth:`_needs_order`), and the seat's later moves wait behind it.
 
         A repeated ``action_id`` gets the first answer again. Rejections (illegal, a lost race,
         too fast, no round) go to the sender only and change nothing.
@@ -794,11 +956,33 @@ class Table:
         if seen is not None:
             self._send(SENDER, seen)  # after the first one's commit, like the first answer
             return
+        for queue in self._waiting.values():
+            for w in queue:
+                if w.player_id == player.id and w.action_id == action_id:
+                    w.reply = reply  # resent while it waits: answered here once decided
+                    return
         self._check_alive()
         if player.seat is None:
             raise CommandError("not_seated", "spectators cannot play")
         if player.bot is None:
             self._throttle(player)
+        if (self.round is not None and self.phase is Phase.PLAYING and self.fair_races
+                and not self._replaying):
+            seat_queue = self._waiting.get(player.seat)
+            waiting = Waiting(player.id, player.seat, action_id, str(text), stamp, reply,
+                              self._wait_seq)
+            self._wait_seq += 1
+            if seat_queue:
+                seat_queue.append(waiting)  # the seat's own moves keep their order
+                return
+            if self._needs_order(player.seat, str(text)):
+                self._order(waiting)
+                return
+        self._play_now(player, action_id, text, stamp)
+
+    def _play_now(self, player: Player, action_id: str, text: str, stamp: Stamp) -> None:
+        """Apply (or refuse) a move now."""
+        assert player.seat is not None
         if self.round is not None and self.phase in (Phase.ROUND_OVER, Phase.MATCH_OVER):
             # A move that crossed the round's end (another seat's call, a blocked table): too
             # late, like a lost race; a refusal, not an error of the client's.
@@ -816,26 +1000,190 @@ class Table:
             if player.bot is None:
                 entry["id"] = action_id  # bots number their actions afresh in each process
                 entry["v"] = self.version + 1  # the update broadcast just below
+                # When it arrived (round ms) and the round trip then: the automation flag's
+                # figures, and what a fair race went by.
+                entry["a"] = round(t - (wall_ms() - stamp.arrived_ms), 1)
+                if stamp.rtt_ms is not None:
+                    entry["r"] = round(stamp.rtt_ms, 1)
             # Checked by applying it: refused, it changes nothing and nothing is stored.
             events = self._log("move", entry)
         except (IllegalMoveError, NotationError) as exc:
             race = None
             if isinstance(exc, LostRace):
                 card = self._race_card(player.seat, move)
+                margin = exc.margin_ms
+                step = self._step_sent.get(exc.foundation - 1)
+                if self.fair_races and step is not None and step[0] == exc.winner:
+                    # Ordered by when each was sent: the margin is of the send times.
+                    mine = stamp.arrived_ms - compensation(stamp.rtt_ms)
+                    margin = max(0, round(mine - step[1]))
                 race = {"winner": exc.winner, "foundation": exc.foundation,
-                        "margin_ms": exc.margin_ms, "card": str(card), "loser": player.seat,
+                        "margin_ms": margin, "card": str(card), "loser": player.seat,
                         "winner_name": self.lobby.seat_name(exc.winner)}
-                self._race(Race(t, exc.winner, player.seat, card, exc.foundation,
-                                exc.margin_ms))
+                self._race(Race(t, exc.winner, player.seat, card, exc.foundation, margin))
             self._refuse(player, Rejected(
                 action_id, str(text)[:32],
                 exc.reason if isinstance(exc, IllegalMoveError) else str(exc), race))
             return
+        for e in events:
+            if isinstance(e, CardsMoved) and e.dst == "F":
+                sent = stamp.arrived_ms - compensation(stamp.rtt_ms)
+                self._step_sent[e.foundation - 1] = (player.seat, sent)
         self._broadcast(self._update(player.seat, str(move), t, events))
         ack = Ack(action_id, str(move), t, self.version)
         player.remember(action_id, ack)
         self._send(SENDER, ack)
+        if player.bot is None and not any(f.player == player.id for f in self.flags):
+            verdict = self.watch.verdict(player.id)
+            if verdict is not None:
+                why, plays, median, cv = verdict
+                self._log("flag", Flag(player.seat, player.id, player.name, why, plays,
+                                       median, cv).to_json())
+                self._broadcast_lobby()
         self._after_change()
+
+    # ------------------------------------------------------------------ fair races
+
+    @property
+    def fair_races(self) -> bool:
+        """Whether races are ordered by when plays were sent: the room's option, or by default
+        while any seat holds a person (rooms of bots alone race by arrival)."""
+        if self.fair_option is not None:
+            return self.fair_option
+        return any(p.bot is None and p.seat is not None for p in self.players.values())
+
+    def _needs_order(self, seat: int, text: str) -> bool:
+        """Whether a move must wait its turn by send time: a foundation play another seat could
+        answer now (it shows a card that fits the same step), or a call while plays wait."""
+        rnd = self.round
+        assert rnd is not None
+        try:
+            move = Move.parse(text, self.rules.call_word)
+        except NotationError:
+            return False
+        if move.op == OP_CALL:
+            return any(self._waiting.values())
+        if move.op != OP_TO_FOUNDATION:
+            return False
+        if not rnd.can_play(seat, move, self.now_t()):
+            return False  # refused, or a race already lost: decided now
+        if self._rivals(seat, move):
+            return True
+        self.hold_stats.decided_at_once += 1
+        return False
+
+    def _rivals(self, seat: int, move: Move) -> list[int]:
+        """The other seats that show a card fitting the foundation step ``move`` (a legal play
+        of ``seat``) goes to."""
+        rnd = self.round
+        assert rnd is not None
+        card = self._race_card(seat, move)
+        if move.foundation:
+            fi = move.foundation - 1
+        else:
+            fi = rnd.foundation_for(card)
+            if fi < 0:
+                return []  # it starts a new foundation: nobody races for that
+        sources = ["N", "W"] + [str(k + 1) for k in range(len(rnd.tableaus[seat].work))]
+        return [o for o in range(rnd.seats) if o != seat
+                and any(rnd.can_play(o, f"{src}-F{fi + 1}") for src in sources)]
+
+    def _order(self, w: Waiting) -> None:
+        """``w`` waits its turn: decided once no play sent before it can still arrive."""
+        w.ordered = True
+        w.deadline_ms = w.sent_ms + CAP_MS
+        self._waiting.setdefault(w.seat, deque()).append(w)
+
+    def _wake_at(self, w: Waiting) -> float | None:
+        """When ``w`` can be decided (wall ms), or None: now. Each other seat either has been
+        heard from since (its socket is in order: nothing it sends later was sent sooner), or
+        has had its compensation's time to be heard; never later than the cap."""
+        now = wall_ms()
+        if now >= w.deadline_ms:
+            return None
+        rnd = self.round
+        if rnd is None or self.phase is not Phase.PLAYING:
+            return None
+        try:
+            move = Move.parse(w.text, self.rules.call_word)
+        except NotationError:
+            return None
+        if move.op == OP_TO_FOUNDATION:
+            if not rnd.can_play(w.seat, move, self.now_t()):
+                return None
+            rivals = self._rivals(w.seat, move)
+        else:
+            rivals = [o for o in range(rnd.seats) if o != w.seat]
+        wake = 0.0
+        for p in self.players.values():
+            if p.seat not in rivals or self._heard.get(p.id, 0.0) >= w.sent_ms:
+                continue
+            until = w.sent_ms + compensation(p.rtt_measured) + SLACK_MS
+            if now < until:
+                wake = max(wake, until)
+        return min(wake, w.deadline_ms) if wake else None
+
+    def _arm(self, delay: float) -> None:
+        if self._wait_timer is not None:
+            self._wait_timer.cancel()
+        self._wait_timer = self.clock.schedule(delay, self._release)
+
+    def _release(self) -> None:
+        """Decide the waiting plays whose turn has come, in order of their send times."""
+        self._wait_timer = None
+        while not self.broken and not self.closed:
+            heads = [q[0] for q in self._waiting.values() if q]
+            if not heads:
+                break
+            w = min(heads, key=lambda h: (h.sent_ms, h.order))
+            wake = self._wake_at(w)
+            if wake is not None:
+                self._arm(max(0.0, wake - wall_ms()) / 1000)
+                return
+            self._decide(w)
+        self._waiting = {seat: q for seat, q in self._waiting.items() if q}
+        drained, self._drained = self._drained, []
+        for fut in drained:
+            if not fut.done():
+                fut.set_result(None)
+
+    def _decide(self, w: Waiting) -> None:
+        """Apply the waiting play ``w`` (its turn has come), then the moves its seat sent after
+        it, up to one that must wait its own turn."""
+        queue = self._waiting[w.seat]
+        queue.popleft()
+        self.hold_stats.held.append(wall_ms() - w.stamp.arrived_ms)
+        self._answer(w)
+        while queue:
+            nxt = queue[0]
+            if (self.round is not None and self.phase is Phase.PLAYING
+                    and self._needs_order(nxt.seat, nxt.text)):
+                nxt.ordered = True  # now its seat's first: it waits its own turn
+                nxt.deadline_ms = nxt.sent_ms + CAP_MS
+                return
+            queue.popleft()
+            self._answer(nxt)
+
+    def _answer(self, w: Waiting) -> None:
+        """Apply (or refuse) a move that waited, its answers sent on the road it came by."""
+        player = self.players.get(w.player_id)
+        if player is None or player.seat is None:
+            return  # gone meanwhile: nothing to apply, nobody to tell
+
+        def run() -> None:
+            try:
+                self._check_alive()
+                self._play_now(player, w.action_id, w.text, w.stamp)
+            except CommandError as exc:
+                self._send(SENDER, exc.to_message(w.action_id))
+
+        fx = self._run(run)
+        if w.reply is not None:
+            w.reply(fx)
+            return
+        # No socket waits for it (a bot's): its answers go to the player's sockets.
+        fx.sends = [Send(player.id, s.message) if s.to == SENDER else s for s in fx.sends]
+        self._hold(fx)
 
     def _refuse(self, player: Player, answer: Rejected) -> None:
         """Answer a move that changes nothing, and remember the answer for its id."""

@@ -11,6 +11,7 @@ import {ReplayViewer} from './replay.js';
 import {fetchAnalysis} from './analysis.js';
 import {beep, soundOn, setSound} from './sound.js';
 import {label, friendly} from './cards.js';
+import {playersRoute} from './players.js';
 
 const root = document.getElementById('app');
 
@@ -78,9 +79,8 @@ function teardown() {
   clearInterval(countdownTimer);
   if (overlayEl) { overlayEl.remove(); overlayEl = null; }
   overlayKey = '';
-  Object.assign(S, {room: null, you: null, table: null, result: null, pending: [], latency: {}, resultsHidden: false, help: false, seenHere: null});
+  Object.assign(S, {room: null, you: null, table: null, result: null, pending: [], latency: {}, resultsHidden: false, help: false});
   clearInterval(awayTimer);
-  for (const id of Object.keys(awaySince)) delete awaySince[id];
 }
 
 async function route() {
@@ -88,6 +88,7 @@ async function route() {
   const m = /^\/r\/([^/]+)\/?$/.exec(location.pathname);
   const params = new URLSearchParams(location.search);
   if (m) return enterRoom(decodeURIComponent(m[1]));
+  if (playersRoute(location.pathname, root, app)) return;
   if (params.get('replay')) {
     const id = params.get('replay');
     fill(root, h('p', {class: 'loading', text: 'Loading the replay…'}));
@@ -177,7 +178,7 @@ function displayTable() {
   if (!S.table) return null;
   if (!S.pending.length || S.you == null || S.you.seat == null) return S.table;
   const t = clone(S.table);
-  for (const p of S.pending) applyLocal(t, S.you.seat, p.move, S.room.options);
+  for (const p of S.pending) applyLocal(t, S.you.seat, p.move);
   return t;
 }
 
@@ -239,6 +240,12 @@ function onMessage(m) {
       } else toast(friendly(m.message), 'bad');
       beep('bad');
       break;
+    case 'pointer':  // another seat's drag (one's own comes back too: already shown)
+      if (tableView && !(S.you && m.player === S.you.player)) tableView.showPointer(m);
+      return;
+    case 'emote':
+      if (tableView) tableView.showEmote(m.seat, m.emote);
+      return;
     case 'latency':
       S.latency = m.rtt || {};
       break;
@@ -352,36 +359,24 @@ function seatInitial(seat) {
   return mine || String(seat + 1);
 }
 
-/** How long the server keeps an away player's seat before the host may hand it to a bot
- *  (the server's RECONNECT_SECONDS). */
-const RECONNECT_MS = 300_000;
-const awaySince = {};  // player id -> when this page saw them go (performance.now())
 let awayTimer = null;
 
-/** Note who went away or came back, from a room description. */
+/** Tick the away marks once a second while anyone is away (the server says until when). */
 function noteAway(room) {
-  let anyone = false;
-  for (const p of room.players) {
-    if (p.bot || p.seat == null) continue;
-    if (p.connected) { delete awaySince[p.id]; continue; }
-    anyone = true;
-    // Seen connected before, so the page knows when they went; else the time is unknown.
-    if (!(p.id in awaySince)) awaySince[p.id] = S.seenHere && S.seenHere[p.id] ? performance.now() : null;
-  }
-  S.seenHere = Object.fromEntries(room.players.map((p) => [p.id, p.connected]));
+  const anyone = room.players.some((p) => p.away_until != null && p.seat != null);
   clearInterval(awayTimer);
-  if (anyone) awayTimer = setInterval(() => { if (tableView) render(); }, 1000);
+  awayTimer = anyone ? setInterval(() => { if (tableView) render(); }, 1000) : null;
 }
 
-/** The away mark of a seat: '' when its people are here. */
+/** The away mark of a seat: '' when its people are here; else a countdown to the server's
+ *  deadline (`away_until`, the wall clock) after which the host may seat a bot. */
 function seatAway(seat) {
   const gone = seatPlayers(seat).filter((p) => !p.bot && !p.connected);
   if (!gone.length) return '';
   const p = gone[0];
   if (p.vacant) return 'left: the host may seat a bot';
-  const since = awaySince[p.id];
-  if (since == null) return 'away';
-  const left = Math.max(0, RECONNECT_MS - (performance.now() - since));
+  if (p.away_until == null) return 'away';
+  const left = Math.max(0, p.away_until - Date.now());
   const m = Math.floor(left / 60000), sec = Math.floor(left / 1000) % 60;
   return `away: seat free in ${m}:${String(sec).padStart(2, '0')}`;
 }
@@ -463,12 +458,13 @@ function render() {
   if (!tableView) {
     tableView = new TableView(root, {
       get seat() { return S.you ? S.you.seat : null; },
-      // Which half of the seat's tableau this player plays, as the server says (`plays`).
-      get hand() {
+      // Which of the seat's Nertz pile, stock and waste this player plays, as the server
+      // says (`piles`: all three, or a split partner's half).
+      get piles() {
         const you = S.you;
         if (!you || you.seat == null || !S.room) return null;
         const me = S.room.players.find((p) => p.id === you.player);
-        return me && me.plays != null ? me.plays : null;
+        return me && me.piles ? me.piles : null;
       },
       get options() { return S.room.options; },
       names: seatName,
@@ -476,6 +472,8 @@ function render() {
       latency: seatLatency,
       away: seatAway,
       play,
+      pointer: (p) => { if (conn) conn.send({type: 'pointer', ...p}); },
+      emote: (name) => send({type: 'emote', emote: name}),
       onHelp: toggleHelp,
       topbar,
       get phase() { return S.room.phase; },

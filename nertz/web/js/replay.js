@@ -61,11 +61,6 @@ export function describeStep(before, step, names) {
   return {text: `${who}: ${what} from ${place(src)} to ${to}`, card, dst: dst[0] === 'F' ? `F${step.ok && step.foundations && step.foundations.length ? step.foundations[0].number : ''}` : dst};
 }
 
-function rulesOptions(rules) {
-  // The board needs only the few options it draws by; the viewer never plays.
-  const spec = typeof rules === 'string' ? {preset: rules} : rules;
-  return {foundation: spec.foundation || (/(starter9|evil)/.test(spec.preset) ? 'starter9' : 'up'), call: 'replay'};
-}
 
 export class ReplayViewer {
   constructor(root, frames, title, app, start = {}) {
@@ -109,7 +104,8 @@ export class ReplayViewer {
       this.status, board, this.result));
     this.view = new TableView(board, {
       seat: null,
-      options: rulesOptions(frames.rules),
+      // The viewer never plays: the board draws from the frames alone (the deal's `starts`).
+      options: {},
       names: (s) => this.names[s] ?? `seat ${s + 1}`,
       initial: (s) => {
         const first = (i) => (this.names[i] || '?')[0].toUpperCase();

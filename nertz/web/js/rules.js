@@ -1,26 +1,24 @@
-// What the page can work out from the visible table: which foundation a card fits (from each
-// foundation's suit and next ranks, as the server sends them), which work pile takes it, where a card is best sent, and how a
-// move changes the view (for showing one's own move at once, before the server confirms).
-// The server remains the judge: anything unsure is simply sent and decided there.
+// What the page can work out from the visible table and what the server says of it: which
+// foundation a card fits (from each foundation's `suit` and `needs`, and the table's `starts`,
+// the ranks that open a new one), which work pile takes it, where a card is best sent, and how
+// a move changes the view (for showing one's own move at once, before the server confirms).
+// No variant's rule lives here: whether a seat may call is the tableau's `can_call`, which
+// piles a split partner plays is the player's `piles`. The server remains the judge: anything
+// unsure is simply sent and decided there.
 
 import {parse} from './cards.js';
 
-/** The rank that starts a foundation under the room's `foundation` option (Aces, or the
- *  starter-nine variants' nines). */
-function starterRank(options) {
-  const name = (options && options.foundation) || 'up';
-  return name === 'up' || name === 'swinging_door' || name === 'double_swinging_door' ? 1 : 9;
-}
-
-/** The foundation number a card fits (the lowest), 'new' for a starter, or null. */
-export function fitFoundation(code, foundations, options) {
+/** The foundation number a card fits (the lowest), 'new' for a starter, or null; `table` is
+ *  the server's table view: its `foundations` and `starts`. */
+export function fitFoundation(code, table) {
   const c = parse(code);
+  const foundations = table.foundations;
   if (!c) return null;
   if (c.joker) {
     const open = foundations.find((f) => !f.finished && f.cards.length);
     return open ? open.number : null;
   }
-  if (c.rank === starterRank(options)) return 'new';
+  if ((table.starts || []).includes(c.rank)) return 'new';
   // Each foundation comes with its suit and the ranks that fit next (the server's policy).
   for (const f of [...foundations].sort((a, b) => a.number - b.number)) {
     if (!f.finished && f.suit === c.suit && (f.needs || []).includes(c.rank)) return f.number;
@@ -40,13 +38,13 @@ export function fitsWork(code, pile) {
 
 /**
  * Where a card is best sent (click, double-click, Enter): a foundation first, then a work pile.
- * `src` is 'N', 'W' or '1'..'5'; `index` the card's place in a work pile's face-up run
+ * `table` is the table view, `tab` the seat's tableau in it; `src` is 'N', 'W' or '1'..'5'; `index` the card's place in a work pile's face-up run
  * (null: its top card). Returns a move text or null.
  */
-export function bestMove(tab, foundations, options, src, index = null) {
+export function bestMove(table, tab, options, src, index = null) {
   const {cards, text} = lift(tab, src, index, options);
   if (!cards.length) return null;
-  if (cards.length === 1 && fitFoundation(cards[0], foundations, options) != null) return `${src}-F`;
+  if (cards.length === 1 && fitFoundation(cards[0], table) != null) return `${src}-F`;
   const piles = tab.work.map((p, i) => ({p, n: String(i + 1)})).filter(({n}) => n !== src);
   // A non-empty pile that takes it first; an empty pile only for a card that leaves the
   // Nertz pile or the waste, or a run that uncovers something.
@@ -90,7 +88,7 @@ export function clone(table) { return JSON.parse(JSON.stringify(table)); }
  * the waste top, a face-down work card) show face down until the server's update comes.
  * Returns false if the move cannot be shown (it is still sent; the server decides).
  */
-export function applyLocal(table, seat, text, options) {
+export function applyLocal(table, seat, text) {
   const mv = parseMove(text);
   const tab = table.tableaus[seat];
   if (!mv || !tab) return false;
@@ -121,7 +119,7 @@ export function applyLocal(table, seat, text, options) {
   tab.stuck = '';
   if (mv.dst === 'F') {
     let num = mv.fnum;
-    if (num == null) num = fitFoundation(cards[0], table.foundations, options);
+    if (num == null) num = fitFoundation(cards[0], table);
     if (num === 'new' || num == null) {
       const next = table.foundations.reduce((m, f) => Math.max(m, f.number), 0) + 1;
       table.foundations.push({number: next, cards: [cards[0]], owners: [seat], finished: false, local: true});
@@ -139,10 +137,9 @@ export function applyLocal(table, seat, text, options) {
   return true;
 }
 
-/** Whether this seat may call now, as the engine allows: with its Nertz pile empty under a
- *  manual call, or with cards left where false calls are penalised; never after the end. */
-export function canCall(table, seat, options) {
+/** Whether this seat may call now: the server's word (`can_call`, the engine's check), and
+ *  never once the round has ended. */
+export function canCall(table, seat) {
   const tab = table && table.tableaus[seat];
-  if (!tab || table.ended || !options) return false;
-  return tab.nertz_count === 0 ? options.call === 'manual' : options.false_call === 'penalised';
+  return !!(tab && tab.can_call && !table.ended);
 }

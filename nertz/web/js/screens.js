@@ -1,6 +1,7 @@
 // The screens around the table: home (create or join a room), joining, the lobby, round results
 // with match standings, and the keyboard help. Names are always inserted as text.
 
+import {playersNav, roomRatings, ratingChanges} from './players.js';
 import {h, fill, refill, toast, store} from './dom.js';
 import {ownerMark} from './cards.js';
 import {api} from './net.js';
@@ -151,6 +152,7 @@ export async function homeScreen(root, app) {
   fill(root, h('div', {class: 'screen', id: 'home'},
     h('h1', {class: 'brand'}, 'Nertz ', h('small', {text: 'Nerts, Pounce: everyone plays at once'})),
     err,
+    playersNav(app),
     h('div', {class: 'panel'},
       h('label', {class: 'field'}, h('span', {text: 'Your name (shown to the table)'}), name),
       h('div', {class: 'row'}, playNow,
@@ -286,6 +288,7 @@ export function lobbyScreen(root, app) {
       watchers.length ? h('p', {class: 'small'}, 'Watching: ', watchers.map((p, i) => [i ? ', ' : '', h('span', {text: p.name})])) : null,
       h('div', {class: 'actions'}, you && you.seat != null ? ready : null, start,
         isHost ? null : h('span', {class: 'muted small', text: 'The host starts the match.'}))),
+    roomRatings(room),
     matchesPanel(app, room)));
 }
 
@@ -393,6 +396,7 @@ export function resultsSheet(app, result, names, mySeat) {
     h('h2', {text: over ? `Match over. ${winner}` : `Standings${target ? ` (to ${target})` : ''}`}),
     standings,
     buttons,
+    over && result.match ? ratingChanges(result.match) : null,
     over && result.match ? analysisSlot(() => fetchAnalysis(result.match), {mySeat}) : null);
 }
 

@@ -9,6 +9,11 @@ import {bestMove, fitFoundation, fitsWork, lift, canCall} from './rules.js';
 import {beep} from './sound.js';
 
 const PILE_KEYS = ['1', '2', '3', '4', '5'];
+const POINTER_MS = 100;  // a drag is told to the others at most ten times a second
+/** The quick reactions (the server's fixed set): what each shows and says. */
+const EMOTES = {wave: ['\u{1F44B}', 'Wave'], gg: ['GG', 'Good game'], wow: ['\u{1F62E}', 'Wow'],
+  oops: ['\u{1F605}', 'Oops'], hurry: ['\u23F1\uFE0F', 'Hurry up'], thanks: ['\u{1F64F}', 'Thanks']};
+const STARTER_WORDS = {1: 'an Ace', 8: 'an 8', 11: 'a Jack', 12: 'a Queen', 13: 'a King'};
 
 /** Fly an element from a screen rectangle to where it now is (FLIP). */
 export function flyFrom(el, rect, ms = 220) {
@@ -26,8 +31,8 @@ export function flyFrom(el, rect, ms = 220) {
 
 /**
  * The table screen. `ctx` gives what the view needs from the app:
- *   seat (own seat or null), hand (0 or 1: which partner, under split teams with both
- *   partners seated; else null), options,
+ *   seat (own seat or null), piles (which of 'N', 'S', 'W' this player plays, as the
+ *   server says; null: all), options,
  *   names(seat), initial(seat), latency(seat),
  *   play(move, flight), onHelp(), topbar() -> element, phase, callWord
  */
@@ -48,6 +53,8 @@ export class TableView {
   destroy() {
     document.removeEventListener('keydown', this.onKey);
     this.endDrag(false);
+    for (const r of Object.values(this.remote || {})) { r.el.remove(); clearTimeout(r.timer); }
+    this.remote = {};
   }
 
   build() {
@@ -91,7 +98,7 @@ export class TableView {
     if (seat != null && t) {
       this.me.classList.remove('hidden');
       const tab = t.tableaus[seat];
-      const key = JSON.stringify([tab, this.selection, ctx.names(seat), t.ended, ctx.phase, ctx.options.call, ctx.hand]);
+      const key = JSON.stringify([tab, this.selection, ctx.names(seat), t.ended, ctx.phase, String(ctx.piles)]);
       this.region('me', key, () => this.renderMe(tab));
       this.showLatency(this.me, seat);
       if (this.drag && this.drag.active) this.hideDragSources();
@@ -206,8 +213,9 @@ export class TableView {
     if (!fs.length) {
       // The countdown has the middle of the screen to itself.
       if (ctx.phase === 'countdown') { fill(this.founds); return; }
-      fill(this.founds, h('p', {class: 'empty-note', text: 'Foundations start here: play an ' +
-        (ctx.options.foundation && ctx.options.foundation.startsWith('evil') || ctx.options.foundation === 'starter9' ? '9' : 'Ace') + '.'}));
+      // The ranks that open one, as the server says (`starts`).
+      const starts = ((t && t.starts) || [1]).map((r) => STARTER_WORDS[r] || `a ${r}`);
+      fill(this.founds, h('p', {class: 'empty-note', text: `Foundations start here: play ${starts.join(' or ')}.`}));
       return;
     }
     fill(this.founds, fs.map((f) => {
@@ -280,7 +288,7 @@ export class TableView {
         cards.slice(Math.max(0, from)).forEach((c) => c.classList.add('selected'));
       }
     }
-    const callable = canCall(t, seat, ctx.options) && ctx.phase === 'playing';
+    const callable = canCall(t, seat) && ctx.phase === 'playing';
     const either = ctx.options.stuck_reset === 'rotate_either';
     const actions = h('div', {class: 'actions'},
       callable ? h('button', {class: 'callbtn', id: 'call', onclick: () => ctx.play('NERTZ'), 'aria-keyshortcuts': 'C'}, `Call ${ctx.callWord}! (C)`) : null,
@@ -296,7 +304,8 @@ export class TableView {
         h('span', {class: 'nm', text: ctx.names(seat)}), h('span', {class: 'muted', text: '(you)'}),
         h('span', {class: 'pill', id: 'my-nertz-count', text: `Nertz pile: ${tab.nertz_count}`}),
         h('span', {class: 'lat', text: lat == null ? '' : `${lat} ms`}),
-        tab.stuck ? h('span', {class: 'badge', text: 'stuck'}) : null),
+        tab.stuck ? h('span', {class: 'badge', text: 'stuck'}) : null,
+        ctx.emote ? this.emoteMenu() : null),
       h('div', {class: 'tableau'}, h('div', {class: 'side'}, nertz, stock, waste), h('div', {class: 'work'}, work)),
       actions);
   }
@@ -317,12 +326,11 @@ export class TableView {
 
   // ---------------------------------------------------------------- split teams
 
-  /** Under `teams: split` one partner plays the Nertz pile, the other the stock and waste
-   * (the work piles are shared): whether pile `src` is the other partner's. */
+  /** Whether pile `src` (N, S or W) is another partner's: the server names the piles this
+   * player plays (`piles`); the work piles are everyone's at the seat. */
   partnerPile(src) {
-    const hand = this.ctx.hand;
-    if (this.ctx.options.teams !== 'split' || hand == null) return false;
-    return hand === 0 ? src === 'S' || src === 'W' : src === 'N';
+    const piles = this.ctx.piles;
+    return !!piles && ['N', 'S', 'W'].includes(src) && !piles.includes(src);
   }
 
   /** Refuse a pick-up from the other partner's pile with a word why; true if refused. */
@@ -390,6 +398,7 @@ export class TableView {
         if (!this.drag) return;
         d.ghost.style.transform = `translate3d(${d.rect.left + d.x - d.x0}px, ${d.rect.top + d.y - d.y0}px, 0)`;
         this.markTarget(d.x, d.y);
+        this.tellPointer(d);
       });
     }
   }
@@ -397,6 +406,9 @@ export class TableView {
   startDrag() {
     const d = this.drag;
     d.active = true;
+    // Where the regions are, read once (nothing is laid out again while dragging).
+    d.fRect = this.founds.getBoundingClientRect();
+    d.meRect = this.me.getBoundingClientRect();
     const ghost = h('div', {class: 'ghost', 'aria-hidden': 'true'});
     const top0 = d.rect.top;
     for (const el of d.els) {
@@ -415,7 +427,7 @@ export class TableView {
     // Show where the cards may go.
     const tab = this.myTab();
     const targets = [];
-    if (d.cards.length === 1 && fitFoundation(d.cards[0], this.t.foundations, this.ctx.options) != null) targets.push(this.founds);
+    if (d.cards.length === 1 && fitFoundation(d.cards[0], this.t) != null) targets.push(this.founds);
     tab.work.forEach((p, i) => {
       const n = String(i + 1);
       if (n !== d.src && fitsWork(d.cards[0], p)) targets.push(this.me.querySelector(`[data-pile="${n}"]`));
@@ -434,6 +446,81 @@ export class TableView {
   }
 
   markTarget() { /* targets are marked at drag start; nothing to lay out while moving */ }
+
+  /** Tell the others where this drag is, at most ten times a second: over the foundations or
+   * over one's own tableau, as fractions of that region (every screen draws both), with the
+   * card held (the server passes the card on only while it is face up to everyone). */
+  tellPointer(d) {
+    if (!this.ctx.pointer) return;
+    const now = performance.now();
+    if (d.told && now - d.told < POINTER_MS) {
+      // Too soon: tell where it is once the interval is up (the last place always goes out).
+      if (!d.trail) d.trail = setTimeout(() => { d.trail = 0; if (this.drag === d) this.tellPointer(d); }, POINTER_MS - (now - d.told));
+      return;
+    }
+    d.told = now;
+    const inF = d.fRect && d.x >= d.fRect.left && d.x <= d.fRect.right && d.y >= d.fRect.top && d.y <= d.fRect.bottom;
+    const r = inF ? d.fRect : d.meRect;
+    if (!r || !r.width || !r.height) return;
+    const frac = (v) => Math.round(Math.min(1, Math.max(0, v)) * 1000) / 1000;
+    this.ctx.pointer({at: inF ? 'F' : 'own', x: frac((d.x - r.left) / r.width), y: frac((d.y - r.top) / r.height),
+      card: d.cards[0], src: d.src});
+    d.pointed = true;
+  }
+
+  // ---------------------------------------------------------------- the others' drags and emotes
+
+  /** Show another seat's drag (a `pointer` message): the card it holds, or its mark, over
+   * the region it names; gone when the drag ends (or, failing that, after 8 s unheard). */
+  showPointer(m) {
+    this.remote = this.remote || {};
+    const key = m.player;
+    let r = this.remote[key];
+    if (!m.at) { if (r) { r.el.remove(); clearTimeout(r.timer); delete this.remote[key]; } return; }
+    const region = m.at === 'F' ? this.founds
+      : m.seat === this.ctx.seat ? this.me : this.opps.querySelector(`.opp[data-seat="${m.seat}"]`);
+    if (!region) return;
+    if (!r) {
+      r = {el: h('div', {class: 'remote-drag', 'aria-hidden': 'true', dataset: {seat: String(m.seat)}}), card: undefined};
+      document.body.append(r.el);
+      this.remote[key] = r;
+    }
+    if (r.card !== (m.card || null)) {
+      r.card = m.card || null;
+      r.el.replaceChildren(r.card ? cardEl(r.card) : h('span', {class: 'remote-dot'}),
+        ownerMark(m.seat, this.ctx.initial(m.seat)));
+    }
+    const box = region.getBoundingClientRect();
+    r.el.style.transform = `translate3d(${Math.round(box.left + m.x * box.width)}px, ${Math.round(box.top + m.y * box.height)}px, 0)`;
+    clearTimeout(r.timer);
+    // A safeguard only: a drag held still sends nothing, and its end may be lost with a socket.
+    r.timer = setTimeout(() => this.showPointer({player: key, at: null}), 8000);
+  }
+
+  /** Show seat `seat`'s quick reaction beside its name for a few seconds. */
+  showEmote(seat, name) {
+    const anchor = seat === this.ctx.seat ? this.me.querySelector('.mehead')
+      : this.opps.querySelector(`.opp[data-seat="${seat}"] .name`);
+    if (!anchor) return;
+    const box = anchor.getBoundingClientRect();
+    const bubble = h('div', {class: 'emote-bubble', role: 'status', dataset: {seat: String(seat), emote: name},
+      'aria-label': `${this.ctx.names(seat)}: ${EMOTES[name] ? EMOTES[name][1] : name}`},
+    EMOTES[name] ? EMOTES[name][0] : name);
+    bubble.style.left = `${Math.round(box.left + Math.min(box.width, 160))}px`;
+    bubble.style.top = `${Math.round(box.top)}px`;
+    document.body.append(bubble);
+    setTimeout(() => bubble.remove(), 2600);
+  }
+
+  /** The reactions menu: one button opens the fixed set. */
+  emoteMenu() {
+    const menu = h('div', {class: 'emote-menu', id: 'emote-menu', hidden: true, role: 'group', 'aria-label': 'Reactions'},
+      Object.entries(EMOTES).map(([name, [face, words]]) => h('button', {class: 'emote', dataset: {emote: name},
+        'aria-label': words, title: words, onclick: () => { menu.hidden = true; this.ctx.emote(name); }}, face)));
+    const open = h('button', {id: 'react', 'aria-expanded': 'false', 'aria-controls': 'emote-menu',
+      onclick: () => { menu.hidden = !menu.hidden; open.setAttribute('aria-expanded', String(!menu.hidden)); }}, '\u{1F642} React');
+    return h('span', {class: 'react'}, open, menu);
+  }
 
   dropTarget(x, y) {
     const el = document.elementFromPoint(x, y);
@@ -460,7 +547,7 @@ export class TableView {
     if (target === 'F') {
       // Dropped on the foundations: sent if the card fits one as far as this page can see
       // (the server still decides races); otherwise it flies home.
-      if (d.cards.length === 1 && fitFoundation(d.cards[0], this.t.foundations, this.ctx.options) != null) move = `${d.src}-F`;
+      if (d.cards.length === 1 && fitFoundation(d.cards[0], this.t) != null) move = `${d.src}-F`;
       else toast(`The ${label(d.cards[0])} fits no foundation`);
     } else if (target && target !== d.src) {
       const pile = this.myTab().work[Number(target) - 1];
@@ -486,6 +573,8 @@ export class TableView {
     if (!d) return;
     this.drag = null;
     if (d.raf) cancelAnimationFrame(d.raf);
+    clearTimeout(d.trail);
+    if (d.pointed && this.ctx.pointer) this.ctx.pointer({at: null});
     (d.targets || []).forEach((el) => el.classList.remove('drop-ok'));
     const restore = () => {
       if (d.ghost) d.ghost.remove();
@@ -521,7 +610,7 @@ export class TableView {
   sendBest(src, index, rect) {
     const tab = this.myTab();
     if (!tab) return;
-    const move = bestMove(tab, this.t.foundations, this.ctx.options, src, index);
+    const move = bestMove(this.t, tab, this.ctx.options, src, index);
     const {cards} = lift(tab, src, index, this.ctx.options);
     if (!move) {
       const el = this.me.querySelector(`[data-pile="${src}"] .card[data-card="${cards[0]}"]`);
@@ -566,7 +655,7 @@ export class TableView {
     }
     if (k === 'c' || (k === 'Enter' && !this.selection && !e.target.closest?.('[data-pile]'))) {
       e.preventDefault();
-      if (canCall(this.t, ctx.seat, ctx.options)) ctx.play('NERTZ');
+      if (canCall(this.t, ctx.seat)) ctx.play('NERTZ');
       else toast(ctx.options.call === 'auto' ? `${ctx.callWord} is called for you when your Nertz pile empties`
         : `Empty your Nertz pile first (${tab.nertz_count} left)`);
       return;

@@ -1,0 +1,180 @@
+"""Accounts: a guest keeps their identity across devices by giving it a name and a password.
+
+Passwords are hashed with argon2id (``argon2-cffi``'s defaults, rehashed when they change). A
+sign-in names the account and the password; a wrong name and a wrong password get the same
+answer (:class:`SignInRefused`), and an unknown name still costs one hash, so the answer's time
+tells nothing either. Sign-ins are rate-limited per client address by the caller
+(:mod:`nertz.server.players.routes`). Deleting an account deletes the player: profile, tokens,
+ratings, history rows, seats in rooms, their place in the quick-match queue; rated matches
+keep their seats' points with the name replaced by :data:`DELETED_NAME` (the replay files, like
+every room log, stay as they were made).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from typing import Final
+
+import sqlalchemy as sa
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from nertz.server import protocol
+from nertz.server.players.identity import Profile, profile_of
+from nertz.server.players.tables import (
+    match_results,
+    profile_tokens,
+    profiles,
+    quick_queue,
+    rated_matches,
+    ratings,
+    room_members,
+)
+
+HASHER: Final = PasswordHasher()
+"""argon2id with the library's recommended costs."""
+
+MIN_PASSWORD: Final = 8
+"""The shortest password accepted."""
+
+MAX_PASSWORD: Final = 256
+"""The longest password accepted (hashing has a cost per byte)."""
+
+DELETED_NAME: Final = "deleted player"
+"""What a deleted player is called in the matches they played."""
+
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """Verified against when the name is unknown, so both refusals take as long."""
+    return HASHER.hash("nertz: no such account")
+
+
+async def _hash(password: str) -> str:
+    # Hashing costs tens of milliseconds of CPU by design: off the event loop.
+    return await asyncio.to_thread(HASHER.hash, password)
+
+
+class AccountError(ValueError):
+    """A request about an account that cannot be done, with the reason for people."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class SignInRefused(AccountError):
+    """The name or the password is wrong (never which)."""
+
+    def __init__(self) -> None:
+        super().__init__(401, "wrong account name or password")
+
+
+def account_key(name: str) -> str:
+    """How account names are compared: cleaned and folded like room names (``Ann`` = ``ann``)."""
+    return protocol.name_key(protocol.clean_name(name))
+
+
+def check_password(password: str) -> None:
+    """Refuse a password too short or too long."""
+    if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
+        raise AccountError(400, f"a password has {MIN_PASSWORD} to {MAX_PASSWORD} characters "
+                                f"(this one has {len(password)})")
+
+
+class Accounts:
+    """Sign-up, sign-in, password changes and deletion, in the database."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    async def sign_up(self, profile: Profile, name: str, password: str) -> Profile:
+        """Make guest ``profile`` an account called ``name``; refused if it is one already or
+        the name is taken (compared folded)."""
+        if not profile.guest:
+            raise AccountError(409, "you have an account already: sign out to make another")
+        try:
+            clean = protocol.clean_name(name)
+        except protocol.ProtocolError as exc:
+            raise AccountError(400, str(exc)) from None
+        check_password(password)
+        digest = await _hash(password)
+        try:
+            async with self.engine.begin() as conn:
+                await conn.execute(profiles.update().where(profiles.c.id == profile.id)
+                                   .values(name=clean, account=account_key(clean),
+                                           password_hash=digest))
+        except IntegrityError:
+            raise AccountError(409, f"the account name {clean!r} is taken") from None
+        return Profile(profile.id, clean, account_key(clean), profile.created_at)
+
+    async def sign_in(self, name: str, password: str) -> Profile:
+        """The account's profile if the password is right; :class:`SignInRefused` otherwise
+        (an unknown name alike)."""
+        try:
+            key = account_key(name)
+        except protocol.ProtocolError:
+            key = ""
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(sa.select(profiles).where(profiles.c.account == key))
+                   ).first() if key else None
+        stored = row.password_hash if row is not None else None
+        try:
+            await asyncio.to_thread(HASHER.verify, stored or _dummy_hash(),
+                                    password[:MAX_PASSWORD])
+        except (VerificationError, InvalidHashError):
+            raise SignInRefused() from None
+        if row is None or stored is None:
+            raise SignInRefused()
+        if HASHER.check_needs_rehash(stored):
+            async with self.engine.begin() as conn:
+                await conn.execute(profiles.update().where(profiles.c.id == row.id)
+                                   .values(password_hash=await _hash(password)))
+        return profile_of(row)
+
+    async def change_password(self, profile: Profile, old: str, new: str) -> None:
+        """Change an account's password (the old one must be right); every other device's
+        identity token stays valid."""
+        if profile.guest or profile.account is None:
+            raise AccountError(400, "a guest has no password: make an account first")
+        await self.sign_in(profile.account, old)
+        check_password(new)
+        async with self.engine.begin() as conn:
+            await conn.execute(profiles.update().where(profiles.c.id == profile.id)
+                               .values(password_hash=await _hash(new)))
+
+    async def delete(self, profile: Profile) -> None:
+        """Delete the player and their personal data (see the module's notes)."""
+        pid = profile.id
+        async with self.engine.begin() as conn:
+            played = [r.match_id for r in await conn.execute(
+                sa.select(match_results.c.match_id).where(match_results.c.profile_id == pid))]
+            for match_id in played:
+                row = (await conn.execute(
+                    sa.select(rated_matches.c.seats)
+                    .where(rated_matches.c.match_id == match_id).with_for_update())).first()
+                if row is None:
+                    continue
+                seats = json.loads(row.seats)
+                for seat in seats:
+                    for member in seat["players"]:
+                        if member.get("profile") == pid:
+                            member["profile"] = None
+                            member["name"] = DELETED_NAME
+                            seat["name"] = " & ".join(m["name"] for m in seat["players"])
+                await conn.execute(rated_matches.update()
+                                   .where(rated_matches.c.match_id == match_id)
+                                   .values(seats=json.dumps(seats)))
+            for table in (ratings, match_results, room_members, profile_tokens, quick_queue):
+                await conn.execute(table.delete().where(table.c.profile_id == pid))
+            await conn.execute(profiles.delete().where(profiles.c.id == pid))
+
+
+__all__ = ["DELETED_NAME", "MIN_PASSWORD", "AccountError", "Accounts", "SignInRefused",
+           "account_key", "check_password"]

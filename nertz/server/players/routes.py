@@ -1,0 +1,380 @@
+"""The players' HTTP API: identity, accounts, player pages, leaderboards, rating changes,
+quick match. :class:`PlayersApi` holds the pieces, is told of every finished match
+(:meth:`PlayersApi.match_saved`) and of every join (:meth:`PlayersApi.joined`), and makes the
+router the app includes (:meth:`PlayersApi.router`). docs/protocol.md lists the routes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
+
+import msgspec
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
+
+from nertz.rules import PRESETS
+from nertz.server import protocol
+from nertz.server.limits import Limits, Rate
+from nertz.server.players.accounts import AccountError, Accounts
+from nertz.server.players.history import History, Sitter
+from nertz.server.players.identity import (
+    COOKIE,
+    COOKIE_SECONDS,
+    Identities,
+    Profile,
+    token_from,
+)
+from nertz.server.players.listing import Listing
+from nertz.server.players.openapi import ROUTES as API
+from nertz.server.players.quickmatch import QuickMatch
+from nertz.server.players.ratings import (
+    BOT_RATINGS,
+    FAMILIES,
+    NEW,
+    bot_skill,
+    display,
+    family,
+    family_of_presets,
+)
+
+if TYPE_CHECKING:
+    from nertz.server.hub import Hub
+    from nertz.server.live import LiveRoom
+
+log = logging.getLogger("nertz.players")
+
+SIGNINS_PER_MINUTE: Final = 10
+"""Sign-in attempts one client address may make a minute (after a burst of as many)."""
+
+SIGNINS: Final = Rate("signins", SIGNINS_PER_MINUTE)
+"""The sign-in limit, kept in the service's shared :class:`Limits` (Redis with several
+processes), so a guesser cannot spread attempts over the processes."""
+
+MAX_BODY: Final = 4096
+"""The largest body a players' route reads."""
+
+
+ErrorMaker = Callable[..., Exception]
+"""Makes the app's HTTP error: ``(status, message)`` or ``(status, message, headers)``."""
+
+
+class Credentials(msgspec.Struct, forbid_unknown_fields=True):
+    """Body of sign-up and sign-in."""
+
+    name: str
+    password: str
+
+
+class PasswordChange(msgspec.Struct, forbid_unknown_fields=True):
+    """Body of a password change."""
+
+    old: str
+    new: str
+
+
+class DeleteAccount(msgspec.Struct, forbid_unknown_fields=True):
+    """Body of an account's deletion."""
+
+    password: str | None = None
+
+
+class QuickAsk(msgspec.Struct, forbid_unknown_fields=True):
+    """Body of ``POST /api/quick``."""
+
+    rules: str = "pagat"
+    seats: int = 2
+    bots_after: float = 30.0
+    name: str | None = None
+
+
+class PlayersApi:
+    """Everything about players, over the store's database and the hub's rooms."""
+
+    def __init__(self, hub: Hub, limits: Limits, signins: Rate = SIGNINS) -> None:
+        engine = hub.store.engine
+        self.hub = hub
+        self.identities = Identities(engine)
+        self.accounts = Accounts(engine)
+        self.history = History(engine)
+        self.quick = QuickMatch(engine, self.identities, hub.create)
+        self.listing = Listing(engine, hub.rooms.get)
+        self.limits = limits
+        self.signins = signins
+        hub.store.match_listeners.append(self.match_saved)
+
+    # ------------------------------------------------------------------ hooks
+
+    async def joined(self, request: Request, room_id: str, room_player: str,
+                     name: str) -> tuple[Profile, str | None]:
+        """Someone joined a room through the API: tie the room's player to who the request
+        says they are (its identity token), making them a guest if it names nobody; the
+        profile and the new guest's token (None for a known player)."""
+        profile = await self.identities.find(token_from(request))
+        token = None
+        if profile is None:
+            profile, token = await self.identities.guest(name)
+        elif profile.guest and profile.name != name:
+            await self.identities.rename(profile.id, name)
+        await self.identities.seat(room_id, room_player, profile.id)
+        return profile, token
+
+    def seating(self, room: LiveRoom, members: dict[str, str]) -> list[list[Sitter]]:
+        """Who sits at each seat of a live room, by partner slot."""
+        seats: list[list[Sitter]] = [[] for _ in range(room.table.seats)]
+        for p in sorted(room.table.players.values(), key=lambda p: p.hand):
+            if p.seat is not None and 0 <= p.seat < len(seats):
+                seats[p.seat].append(Sitter(p.name, members.get(p.id), p.bot, p.level))
+        return seats
+
+    async def match_saved(self, match_id: str, room_id: str, data: dict[str, Any]) -> None:
+        """A room's match is stored: rate it if this process holds the room."""
+        room = self.hub.rooms.get(room_id)
+        if room is None:
+            return
+        members = await self.identities.members(room_id)
+        await self.history.record(match_id, room_id, data, self.seating(room, members))
+
+    async def list_room(self, room_id: str) -> None:
+        """List a new room publicly (its creator asked for it)."""
+        await self.listing.add(room_id)
+
+    @staticmethod
+    def set_cookie(request: Request, response: Response, token: str | None) -> None:
+        """Give the browser its identity (HttpOnly, SameSite=Lax) if there is a new one."""
+        if token is not None:
+            response.set_cookie(COOKIE, token, max_age=COOKIE_SECONDS, httponly=True,
+                                samesite="lax", secure=request.url.scheme == "https",
+                                path="/")
+
+    # ------------------------------------------------------------------ the routes
+
+    @staticmethod
+    def router_for(get: Callable[[], PlayersApi], error: ErrorMaker) -> APIRouter:
+        """The routes, answered by the :class:`PlayersApi` that ``get()`` returns once the
+        app has started; ``error(status, message, headers)`` makes the app's HTTP error."""
+        api = APIRouter()
+
+        async def body(request: Request, kind: type[Any]) -> Any:
+            from nertz.server.edge.app import read_body
+
+            raw = await read_body(request, MAX_BODY)
+            try:
+                return msgspec.json.decode(raw or b"{}", type=kind)
+            except msgspec.ValidationError as exc:
+                raise error(400, f"bad request: {exc}") from None
+            except msgspec.DecodeError as exc:
+                raise error(400, f"not JSON: {exc}") from None
+
+        async def me_or_401(request: Request) -> Profile:
+            profile = await get().identities.find(token_from(request))
+            if profile is None:
+                raise error(401, "the server does not know you: play a match, or sign in")
+            return profile
+
+        def signed_in(request: Request, profile: Profile, token: str) -> JSONResponse:
+            out = JSONResponse({"player": profile.to_json(), "identity": token})
+            PlayersApi.set_cookie(request, out, token)
+            return out
+
+        @api.get("/api/me", **API["me"])
+        async def me(request: Request) -> dict[str, Any]:
+            profile = await get().identities.find(token_from(request))
+            if profile is None:
+                return {"player": None, "ratings": []}
+            return {"player": profile.to_json(),
+                    "ratings": await get().history.ratings_of(profile.id)}
+
+        @api.post("/api/account/signup", **API["sign_up"])
+        async def sign_up(request: Request) -> JSONResponse:
+            data: Credentials = await body(request, Credentials)
+            token = token_from(request)
+            profile = await get().identities.find(token)
+            try:
+                if profile is None or token is None:
+                    # Nobody yet: a guest made on the spot becomes the account.
+                    clean = protocol.clean_name(data.name)
+                    profile, token = await get().identities.guest(clean)
+                profile = await get().accounts.sign_up(profile, data.name, data.password)
+            except AccountError as exc:
+                raise error(exc.status, exc.message) from None
+            except protocol.ProtocolError as exc:
+                raise error(400, str(exc)) from None
+            return signed_in(request, profile, token)
+
+        @api.post("/api/account/signin", **API["sign_in"])
+        async def sign_in(request: Request) -> JSONResponse:
+            address = request.client.host if request.client else "?"
+            wait = await get().limits.take(get().signins, address)
+            if wait:
+                raise error(429, f"too many sign-ins from one address: try again in "
+                                     f"{wait} s", {"Retry-After": str(wait)})
+            data: Credentials = await body(request, Credentials)
+            try:
+                profile = await get().accounts.sign_in(data.name, data.password)
+            except AccountError as exc:
+                raise error(exc.status, exc.message) from None
+            return signed_in(request, profile, await get().identities.issue(profile.id))
+
+        @api.post("/api/account/signout", **API["sign_out"])
+        async def sign_out(request: Request) -> JSONResponse:
+            token = token_from(request)
+            if token is not None:
+                await get().identities.revoke(token)
+            out = JSONResponse({"ok": True})
+            out.delete_cookie(COOKIE, path="/")
+            return out
+
+        @api.post("/api/account/password", **API["change_password"])
+        async def change_password(request: Request) -> dict[str, Any]:
+            data: PasswordChange = await body(request, PasswordChange)
+            profile = await me_or_401(request)
+            try:
+                await get().accounts.change_password(profile, data.old, data.new)
+            except AccountError as exc:
+                raise error(exc.status, exc.message) from None
+            return {"ok": True}
+
+        @api.post("/api/account/delete", **API["delete_account"])
+        async def delete_account(request: Request) -> JSONResponse:
+            data: DeleteAccount = await body(request, DeleteAccount)
+            profile = await me_or_401(request)
+            if not profile.guest and profile.account is not None:
+                try:
+                    await get().accounts.sign_in(profile.account, data.password or "")
+                except AccountError as exc:
+                    raise error(exc.status, exc.message) from None
+            await get().accounts.delete(profile)
+            out = JSONResponse({"ok": True})
+            out.delete_cookie(COOKIE, path="/")
+            return out
+
+        @api.get("/api/me/history", **API["export"])
+        async def export(request: Request) -> JSONResponse:
+            profile = await me_or_401(request)
+            data = {"player": profile.to_json(),
+                    "ratings": await get().history.ratings_of(profile.id),
+                    "figures": await get().history.figures_of(profile.id),
+                    "matches": await get().history.matches_of(profile.id, limit=None)}
+            return JSONResponse(data, headers={
+                "Content-Disposition": f'attachment; filename="nertz-{profile.id}.json"'})
+
+        @api.get("/api/players/{player_id}", **API["player"])
+        async def player(player_id: str) -> dict[str, Any]:
+            profile = await get().identities.get(player_id)
+            if profile is None:
+                raise error(404, f"no player {player_id!r}")
+            return {"player": profile.to_json(),
+                    "ratings": await get().history.ratings_of(profile.id),
+                    "figures": await get().history.figures_of(profile.id),
+                    "matches": await get().history.matches_of(profile.id)}
+
+        @api.get("/api/families", **API["families"])
+        async def families() -> dict[str, Any]:
+            return {"families": [f + t for t in ("", "_teams") for f in FAMILIES],
+                    "presets": family_of_presets(),
+                    "bots": {level: round(display(mu, 1.0), 1)
+                             for level, mu in BOT_RATINGS.items()}}
+
+        known = {f + t for t in ("", "_teams") for f in FAMILIES}
+
+        @api.get("/api/leaderboard/{family_name}", **API["leaderboard"])
+        async def leaderboard(family_name: str) -> dict[str, Any]:
+            if family_name not in known:
+                raise error(404, f"no rating family {family_name!r}: one of "
+                                 f"{', '.join(sorted(known))}")
+            return {"family": family_name,
+                    "players": await get().history.leaderboard(family_name)}
+
+        @api.get("/api/matches/{match_id}/ratings", **API["match_ratings"])
+        async def match_ratings(match_id: str) -> dict[str, Any]:
+            rated = await get().history.rated(match_id)
+            if rated is None:
+                raise error(404, f"match {match_id!r} was not rated (or is not finished)")
+            return rated
+
+        @api.get("/api/rooms/{key}/ratings", **API["room_ratings"])
+        async def room_ratings(key: str) -> dict[str, Any]:
+            room = None
+            if len(key) <= 32:
+                try:
+                    room = await get().hub.get(key)
+                except Exception:
+                    log.exception("room %s could not be loaded", key)
+                    raise error(503, f"room {key!r} is unavailable") from None
+            if room is None:
+                raise error(404, f"no open room {key!r}")
+            fam = family(room.table.rules)
+            members = await get().identities.members(room.id)
+            skills = await get().history.skills(sorted(set(members.values())), fam)
+            players = []
+            for p in room.table.players.values():
+                prof = members.get(p.id)
+                skill = bot_skill(p.level) if p.bot else skills.get(prof or "", NEW)
+                players.append({"player": p.id, "profile": prof,
+                                "rating": round(skill.display, 1)})
+            return {"family": fam, "players": players}
+
+        @api.get("/api/rooms", **API["public_rooms"])
+        async def public_rooms(request: Request) -> dict[str, Any]:
+            base = str(request.base_url).rstrip("/")
+            listed = await get().listing.rooms()
+            return {"rooms": [r | {"url": f"{base}/r/{r['code']}"} for r in listed]}
+
+        @api.post("/api/quick", **API["quick_enter"])
+        async def quick_enter(request: Request) -> JSONResponse:
+            data: QuickAsk = await body(request, QuickAsk)
+            if data.rules not in PRESETS:
+                raise error(400, f"no preset {data.rules!r}: one of {', '.join(sorted(PRESETS))}")
+            token = token_from(request)
+            profile = await get().identities.find(token)
+            new = None
+            if profile is None:
+                if data.name is None:
+                    raise error(401, "the server does not know you: give a name to play as "
+                                     "a guest, or sign in")
+                try:
+                    profile, new = await get().identities.guest(protocol.clean_name(data.name))
+                except protocol.ProtocolError as exc:
+                    raise error(400, str(exc)) from None
+            skill = (await get().history.skills([profile.id], family(PRESETS[data.rules])))
+            try:
+                await get().quick.enter(profile, data.rules, data.seats, data.bots_after,
+                                       skill[profile.id].display)
+            except ValueError as exc:
+                raise error(400, str(exc)) from None
+            status = await get()._quick_status(request, profile)
+            if new is not None:
+                status["identity"] = new
+            out = JSONResponse(status)
+            PlayersApi.set_cookie(request, out, new)
+            return out
+
+        @api.get("/api/quick", **API["quick_status"])
+        async def quick_status(request: Request) -> dict[str, Any]:
+            profile = await get().identities.find(token_from(request))
+            if profile is None:
+                return {"status": "none"}
+            return await get()._quick_status(request, profile)
+
+        @api.delete("/api/quick", **API["quick_leave"])
+        async def quick_leave(request: Request) -> dict[str, Any]:
+            profile = await get().identities.find(token_from(request))
+            if profile is not None:
+                await get().quick.leave(profile.id)
+            return {"ok": True}
+
+        return api
+
+    async def _quick_status(self, request: Request, profile: Profile) -> dict[str, Any]:
+        status = await self.quick.status(profile.id)
+        if status is None:
+            return {"status": "none"}
+        if status["status"] == "matched":
+            status["url"] = str(request.base_url).rstrip("/") + f"/r/{status['code']}"
+        return status
+
+
+__all__ = ["SIGNINS", "SIGNINS_PER_MINUTE", "DeleteAccount", "PasswordChange", "PlayersApi",
+           "QuickAsk"]

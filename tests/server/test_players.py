@@ -1,0 +1,279 @@
+"""Players: guest identity across rooms, a rated match moving ratings and landing in the
+history with its replay, openskill's own figures, accounts, the leaderboard, quick match."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from openskill.models import PlackettLuce
+from server_support import hello, hub_of, in_loop, recv
+from starlette.testclient import TestClient
+
+from nertz.bots.driver import BotDriver
+from nertz.rules import PRESETS
+from nertz.server.edge.app import create_app
+from nertz.server.players.identity import COOKIE
+from nertz.server.players.ratings import NEW, Skill, bot_skill, display, family, rate
+from nertz.server.room.bots import RoomSeat
+
+QUICK_RULES = {"preset": "fairy_fly", "nertz_pile_size": 3}
+"""One round, ends at once when a Nertz pile empties: a short rated match."""
+
+
+def test_ratings_follow_openskills_own_figures() -> None:
+    # Ann wins, Bob second, an expert bot third: what openskill's model itself says.
+    model = PlackettLuce()
+    ann, bob = model.rating(mu=27.0, sigma=6.0), model.rating()
+    bot = model.rating(mu=bot_skill("expert").mu, sigma=bot_skill("expert").sigma)
+    expected = model.rate([[ann], [bob], [bot]], scores=[30, 12, 5])
+    got = rate([[Skill(27.0, 6.0)], [NEW], [bot_skill("expert")]], [30, 12, 5])
+    for mine, theirs in zip(got, expected, strict=True):
+        assert mine[0].mu == pytest.approx(theirs[0].mu)
+        assert mine[0].sigma == pytest.approx(theirs[0].sigma)
+    # Pinned, so a change of model or defaults shows (openskill 6, Plackett-Luce defaults).
+    assert got[0][0].mu == pytest.approx(29.0036, abs=1e-3)
+    assert got[1][0].mu == pytest.approx(27.0967, abs=1e-3)
+    assert display(NEW.mu, NEW.sigma) == pytest.approx(1000.0)
+
+
+def test_every_preset_has_a_family() -> None:
+    fams = {name: family(rules) for name, rules in PRESETS.items()}
+    assert fams["pagat"] == fams["hoorah"] == "pounce"
+    assert fams["standard"] == "nertz5"
+    assert fams["fairy_fly"] == "fairy_fly"
+    assert fams["evil_jacks"] == fams["starter9"] == "starter9"
+
+
+def test_a_guest_is_the_same_player_in_every_room(client: TestClient) -> None:
+    first = client.post("/api/rooms", json={"name": "Ann", "seats": 2}).json()
+    assert first["profile"] and first["identity"]
+    assert client.cookies.get(COOKIE) == first["identity"]
+    cookie = client.cookies.get(COOKIE)
+    second = client.post("/api/rooms", json={"seats": 2}).json()
+    joined = client.post(f"/api/rooms/{second['room']}/join", json={"name": "Annie"}).json()
+    assert joined["profile"] == first["profile"]
+    assert "identity" not in joined  # known: no new identity
+    me = client.get("/api/me").json()
+    assert me["player"]["id"] == first["profile"] and me["player"]["name"] == "Annie"
+    # A program sends the same identity as a bearer token, with no cookie.
+    client.cookies.clear()
+    third = client.post("/api/rooms", json={"seats": 2}).json()
+    again = client.post(f"/api/rooms/{third['room']}/join", json={"name": "Ann"},
+                        headers={"authorization": f"Bearer {cookie}"}).json()
+    assert again["profile"] == first["profile"]
+    # Someone else (no identity) is someone else.
+    other = client.post(f"/api/rooms/{third['room']}/join", json={"name": "Bob"}).json()
+    assert other["profile"] != first["profile"]
+
+
+def play_rated_match(client: TestClient, name: str = "Ann") -> tuple[dict[str, Any], str]:
+    """``name`` (played by an in-process driver) against an expert bot, to the end; the
+    results and the room's id."""
+    host = client.post("/api/rooms", json={"name": name, "seats": 2,
+                                           "rules": QUICK_RULES}).json()
+    room = hub_of(client).rooms[host["room"]]
+    with client.websocket_connect(f"/ws/{host['room']}") as ws:
+        hello(ws, host["token"])
+        ws.send_json({"type": "add_bot", "seat": None, "bot": "greedy", "level": "expert"})
+        me = room.table.players[host["player"]]
+
+        async def drive() -> None:
+            driver = BotDriver(RoomSeat(room, me), "greedy", "expert", "test")
+            room.tasks.add(asyncio.get_running_loop().create_task(driver.run()))
+
+        ws.send_json({"type": "start", "countdown_ms": 0})
+        in_loop(client, drive)
+        while True:
+            m = recv(ws, 60)
+            assert m["type"] != "error", m
+            if m["type"] == "round_over" and m["result"]["over"]:
+                return m["result"], host["room"]
+
+
+@pytest.fixture
+def both(store_url: str) -> Iterator[TestClient]:
+    """The app on SQLite and on PostgreSQL."""
+    with TestClient(create_app(store_url)) as c:
+        yield c
+
+
+@pytest.mark.usefixtures("fast_bots")
+def test_a_rated_match_moves_the_rating_and_lands_in_the_history(both: TestClient) -> None:
+    client = both
+    result, room = play_rated_match(client)
+    match_id = result["match"]
+    me = client.get("/api/me").json()
+    assert [r["family"] for r in me["ratings"]] == ["fairy_fly"]
+    assert me["ratings"][0]["matches"] == 1
+    # The results' rating change: the person's moved, the bot's stayed.
+    rated = client.get(f"/api/matches/{match_id}/ratings").json()
+    ann, bot = (s["players"][0] for s in rated["seats"])
+    assert ann["profile"] == me["player"]["id"] and ann["rating_after"] != ann["rating_before"]
+    assert bot["bot"] == "greedy" and bot["rating_after"] == bot["rating_before"]
+    won = result["winner"] == 0
+    assert (ann["rating_after"] > ann["rating_before"]) == won
+    page = client.get(f"/api/players/{me['player']['id']}").json()
+    [row] = page["matches"]
+    assert row["match"] == match_id and row["preset"] == "custom" and row["won"] == won
+    assert row["replay"] == f"/?replay={match_id}"
+    assert client.get(f"/api/matches/{match_id}/replay").status_code == 200
+    [fig] = page["figures"]
+    assert fig["matches"] == 1 and fig["win_share"] == (1.0 if won else 0.0)
+    assert row["play_ms"] > 0
+    assert fig["cards_per_minute"] == round(row["cards"] / (row["play_ms"] / 60000), 1)
+    board = client.get("/api/leaderboard/fairy_fly").json()["players"]
+    assert [p["player"] for p in board] == [me["player"]["id"]]
+    room_ratings = client.get(f"/api/rooms/{room}/ratings").json()
+    assert room_ratings["family"] == "fairy_fly"
+    export = client.get("/api/me/history")
+    assert "attachment" in export.headers["content-disposition"]
+    assert [m["match"] for m in export.json()["matches"]] == [match_id]
+
+
+def test_sign_up_sign_in_wrong_password_and_deletion(both: TestClient) -> None:
+    client = both
+    guest = client.post("/api/rooms", json={"name": "Ann", "seats": 2}).json()
+    r = client.post("/api/account/signup", json={"name": "Ann", "password": "short"})
+    assert r.status_code == 400 and "8 to 256" in r.json()["error"]
+    r = client.post("/api/account/signup", json={"name": "Ann", "password": "correct horse"})
+    assert r.status_code == 200
+    account = r.json()["player"]
+    assert account["id"] == guest["profile"] and not account["guest"]
+    # The name is taken now, whatever its case, by anyone else.
+    saved = dict(client.cookies)
+    client.cookies.clear()
+    r = client.post("/api/account/signup", json={"name": "ANN", "password": "another one"})
+    assert r.status_code == 409 and "taken" in r.json()["error"]
+    client.cookies.clear()
+    client.cookies.update(saved)
+    # Signing out forgets this device; signing in again gives a new identity, same player.
+    assert client.post("/api/account/signout").json() == {"ok": True}
+    client.cookies.clear()
+    assert client.get("/api/me").json()["player"] is None
+    wrong_password = client.post("/api/account/signin", json={"name": "ann",
+                                                              "password": "wrong horse"})
+    wrong_name = client.post("/api/account/signin", json={"name": "Zed",
+                                                          "password": "correct horse"})
+    assert wrong_password.status_code == wrong_name.status_code == 401
+    assert wrong_password.json() == wrong_name.json()
+    r = client.post("/api/account/signin", json={"name": "ann", "password": "correct horse"})
+    assert r.status_code == 200 and r.json()["player"]["id"] == guest["profile"]
+    assert client.get("/api/me").json()["player"]["id"] == guest["profile"]
+    # The password changes only with the old one.
+    r = client.post("/api/account/password", json={"old": "nope nope", "new": "battery staple"})
+    assert r.status_code == 401
+    r = client.post("/api/account/password", json={"old": "correct horse",
+                                                    "new": "battery staple"})
+    assert r.status_code == 200
+    # Deletion asks for the password, then the player is gone.
+    assert client.post("/api/account/delete", json={"password": "correct horse"}
+                       ).status_code == 401
+    assert client.post("/api/account/delete", json={"password": "battery staple"}
+                       ).status_code == 200
+    assert client.get(f"/api/players/{guest['profile']}").status_code == 404
+    client.cookies.clear()
+    r = client.post("/api/account/signin", json={"name": "ann", "password": "battery staple"})
+    assert r.status_code == 401
+
+
+def test_sign_in_is_rate_limited(client: TestClient) -> None:
+    codes = [client.post("/api/account/signin", json={"name": "x", "password": "y"}).status_code
+             for _ in range(12)]
+    assert codes[:10] == [401] * 10 and codes[-1] == 429
+
+
+def wait_matched(client: TestClient, identity: str, timeout: float = 20.0) -> dict[str, Any]:
+    """Ask how the quick match goes until it is matched (as the page does, every so often)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status = client.get("/api/quick", headers={"authorization": f"Bearer {identity}"}
+                            ).json()
+        if status["status"] == "matched":
+            return status
+        assert status["status"] == "waiting", status
+        assert time.monotonic() < deadline, "no match found"
+        time.sleep(0.05)
+
+
+def test_quick_match_pairs_two_and_fills_the_third_seat_with_a_bot(both: TestClient) -> None:
+    client = both
+    ask = {"rules": "pagat", "seats": 3, "bots_after": 1.0}
+    ann = client.post("/api/quick", json=ask | {"name": "Ann"}).json()
+    client.cookies.clear()
+    bob = client.post("/api/quick", json=ask | {"name": "Bob"}).json()
+    client.cookies.clear()
+    assert ann["status"] == bob["status"] == "waiting"
+    a = wait_matched(client, ann["identity"])
+    b = wait_matched(client, bob["identity"])
+    assert a["room"] == b["room"] and a["player"] != b["player"]
+    # Handed over once: asked again, nothing is pending.
+    assert client.get("/api/quick", headers={"authorization": f"Bearer {ann['identity']}"}
+                      ).json() == {"status": "none"}
+    room = client.get(f"/api/rooms/{a['room']}").json()
+    people = {p["name"] for p in room["players"] if p["bot"] is None}
+    bots = [p for p in room["players"] if p["bot"] is not None]
+    assert people == {"Ann", "Bob"} and len(bots) == 1
+    assert all(p["seat"] is not None for p in room["players"])
+    # Their seat tokens open the room's socket as themselves.
+    with client.websocket_connect(f"/ws/{a['room']}") as ws:
+        you = hello(ws, a["token"])
+        assert you is not None
+    # The seats are tied to the right players.
+    ratings = client.get(f"/api/rooms/{a['room']}/ratings").json()["players"]
+    by_player = {p["player"]: p for p in ratings}
+    me_a = client.get("/api/me", headers={"authorization": f"Bearer {ann['identity']}"}).json()
+    assert by_player[a["player"]]["profile"] == me_a["player"]["id"]
+
+
+def test_quick_match_refuses_bad_asks(client: TestClient) -> None:
+    r = client.post("/api/quick", json={"rules": "nope", "name": "Ann"})
+    assert r.status_code == 400 and "no preset" in r.json()["error"]
+    r = client.post("/api/quick", json={"seats": 2})
+    assert r.status_code == 401
+    r = client.post("/api/quick", json={"seats": 9, "name": "Ann"})
+    assert r.status_code == 400 and "seats" in r.json()["error"]
+
+
+def test_only_public_rooms_are_listed(client: TestClient) -> None:
+    public = client.post("/api/rooms", json={"seats": 2, "public": True,
+                                             "rules": "standard"}).json()
+    private = client.post("/api/rooms", json={"seats": 2}).json()
+    listed = client.get("/api/rooms").json()["rooms"]
+    assert [r["room"] for r in listed] == [public["room"]]
+    assert listed[0]["preset"] == "standard" and listed[0]["family"] == "nertz5"
+    assert listed[0]["url"].endswith(f"/r/{public['code']}")
+    assert private["room"] not in {r["room"] for r in listed}
+    # A full table is not offered.
+    client.post(f"/api/rooms/{public['room']}/join", json={"name": "Ann"})
+    client.post(f"/api/rooms/{public['room']}/join", json={"name": "Bob"})
+    assert client.get("/api/rooms").json()["rooms"] == []
+
+
+def test_the_rating_range_widens_with_the_wait(client: TestClient) -> None:
+    from nertz.server.players.quickmatch import BASE_RANGE, WIDEN_PER_SECOND, QuickMatch
+
+    players = client.app.state.players  # type: ignore[attr-defined]
+    now = [1000.0]
+    quick = QuickMatch(players.quick.engine, players.identities, players.hub.create,
+                       clock=lambda: now[0])
+
+    async def setup() -> tuple[str, str]:
+        low, _ = await players.identities.guest("Low")
+        high, _ = await players.identities.guest("High")
+        await quick.enter(low, "pagat", 2, 600.0, 1000.0)
+        await quick.enter(high, "pagat", 2, 600.0, 1400.0)
+        return low.id, high.id
+
+    low, high = in_loop(client, setup)
+    assert in_loop(client, quick.matchmake, "pagat", 2) == 0
+    # Just short of the gap, then past it: 400 points apart.
+    now[0] += (400 - BASE_RANGE) / WIDEN_PER_SECOND - 1
+    assert in_loop(client, quick.matchmake, "pagat", 2) == 0
+    now[0] += 2
+    assert in_loop(client, quick.matchmake, "pagat", 2) == 1
+    a, b = in_loop(client, quick.status, low), in_loop(client, quick.status, high)
+    assert a["status"] == b["status"] == "matched" and a["room"] == b["room"]

@@ -1,0 +1,246 @@
+"""Limits that hold for the whole service, kept in the real Redis (127.0.0.1:6379, or
+``NERTZ_TEST_REDIS``): two limiters standing for two processes share rates, socket counts and
+bars; a killed process's sockets stop counting once its lease lapses; a lapsed lease is written
+back; two servers given the same Redis refuse together what one would. Every test has its own
+key prefix and removes its keys."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+from server_support import live_server
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
+
+from nertz.server.cluster.limits import RedisLimits
+from nertz.server.edge.app import create_app
+from nertz.server.limits import MemoryLimits, Rate
+
+REDIS = os.environ.get("NERTZ_TEST_REDIS", "redis://127.0.0.1:6379/0")
+
+
+@pytest.fixture
+def prefix() -> Iterator[str]:
+    """A key prefix of this test's own; its keys are removed afterwards."""
+    try:
+        sync = redis.Redis.from_url(REDIS, socket_connect_timeout=2)
+        sync.ping()
+    except redis.RedisError as exc:  # pragma: no cover - CI starts Redis
+        pytest.skip(f"no Redis at {REDIS}: {exc}")
+    name = f"nertz-test-{uuid.uuid4().hex[:12]}:"
+    try:
+        yield name
+    finally:
+        keys = list(sync.scan_iter(match=name + "*"))
+        if keys:
+            sync.delete(*keys)
+        assert not list(sync.scan_iter(match=name + "*"))
+        sync.close()
+
+
+@pytest.fixture
+async def pair(prefix: str) -> AsyncIterator[tuple[RedisLimits, RedisLimits]]:
+    """Two limiters on one Redis and prefix: two processes of one service."""
+    a, b = RedisLimits(REDIS, prefix), RedisLimits(REDIS, prefix)
+    await a.start()
+    await b.start()
+    try:
+        yield a, b
+    finally:
+        await a.close()
+        await b.close()
+
+
+@pytest.mark.anyio
+async def test_two_processes_share_one_rate(pair: tuple[RedisLimits, RedisLimits]) -> None:
+    a, b = pair
+    rooms = Rate("rooms", 3)
+    # The burst is three in all, whichever process is asked.
+    assert [await a.take(rooms, "10.0.0.1"), await b.take(rooms, "10.0.0.1"),
+            await a.take(rooms, "10.0.0.1")] == [0, 0, 0]
+    assert await b.take(rooms, "10.0.0.1") >= 1
+    assert await a.wait(rooms, "10.0.0.1") >= 1
+    # Another address, another limit, another bucket: untouched.
+    assert await b.take(rooms, "10.0.0.2") == 0
+    assert await b.take(Rate("bad_tokens", 3), "10.0.0.1") == 0
+    # No limit: always allowed.
+    assert await a.take(Rate("rooms", 0), "10.0.0.1") == 0
+
+
+@pytest.mark.anyio
+async def test_a_refusal_says_when_to_come_back(pair: tuple[RedisLimits, RedisLimits]) -> None:
+    a, _b = pair
+    slow = Rate("rooms", 1)  # one a minute: a refusal waits about a minute
+    assert await a.take(slow, "x") == 0
+    wait = await a.take(slow, "x")
+    assert 55 <= wait <= 60
+
+
+@pytest.mark.anyio
+async def test_two_processes_share_socket_caps(pair: tuple[RedisLimits, RedisLimits]) -> None:
+    a, b = pair
+    assert await a.hold("address 10.0.0.1", 2)
+    assert await b.hold("address 10.0.0.1", 2)
+    assert not await a.hold("address 10.0.0.1", 2)
+    assert not await b.hold("address 10.0.0.1", 2)
+    assert await a.held("address 10.0.0.1") == 2
+    await a.let_go("address 10.0.0.1")
+    assert await b.hold("address 10.0.0.1", 2)
+    assert await b.held("address 10.0.0.1") == 2
+    # No cap: counted all the same.
+    assert await a.hold("address 10.0.0.1", 0)
+    assert await b.held("address 10.0.0.1") == 3
+
+
+@pytest.mark.anyio
+async def test_bars_hold_everywhere(pair: tuple[RedisLimits, RedisLimits]) -> None:
+    a, b = pair
+    await a.bar("room1 name bob", 30.0)
+    assert 25.0 < await b.barred("room1 name bob") <= 30.0
+    assert await b.barred("room1 name alice") == 0.0
+
+
+@pytest.mark.anyio
+async def test_a_lapsed_lease_writes_its_sockets_back(prefix: str) -> None:
+    a, b = RedisLimits(REDIS, prefix), RedisLimits(REDIS, prefix)
+    await a.start()
+    await b.start()
+    try:
+        assert await a.hold("address 10.0.0.9", 0)
+        assert await a.hold("address 10.0.0.9", 0)
+        # A's lease lapsed (paused, cut off from Redis): the others forgot its sockets.
+        await a.redis.delete(a.held_key)
+        assert await b.held("address 10.0.0.9") == 0
+        await a.renew()
+        assert await b.held("address 10.0.0.9") == 2
+        # Lapsed altogether (its lease gone too): its next socket brings the tally back first.
+        await a.redis.delete(a.held_key)
+        await a.redis.zrem(a.procs_key, a.process)
+        assert await b.held("address 10.0.0.9") == 0
+        assert await a.hold("address 10.0.0.9", 0)
+        assert await b.held("address 10.0.0.9") == 3
+    finally:
+        await a.close()
+        await b.close()
+
+
+HOLDER = """
+import asyncio, sys
+from nertz.server.cluster.limits import RedisLimits
+
+async def main() -> None:
+    limits = RedisLimits(sys.argv[1], sys.argv[2], lease_ms=1000)
+    await limits.start()
+    for _ in range(3):
+        assert await limits.hold("address 10.0.0.7", 0)
+    print("held", flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.anyio
+async def test_a_killed_process_stops_counting(prefix: str) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, REDIS, prefix],
+                            stdout=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2])
+    other = RedisLimits(REDIS, prefix)
+    await other.start()
+    try:
+        assert proc.stdout is not None
+        assert (await asyncio.to_thread(proc.stdout.readline)).strip() == b"held"
+        assert await other.held("address 10.0.0.7") == 3
+        assert not await other.hold("address 10.0.0.7", 3)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        # Its lease (a second) lapses unrenewed: its sockets no longer count.
+        deadline = time.monotonic() + 10
+        while await other.held("address 10.0.0.7") and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert await other.held("address 10.0.0.7") == 0
+        assert await other.hold("address 10.0.0.7", 1)
+        # ... and the dead process's tally is gone from Redis, not only ignored.
+        keys = [k async for k in other.redis.scan_iter(match=other.held_prefix + "*")]
+        assert keys == [other.held_key.encode()]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        await other.close()
+
+
+@pytest.mark.anyio
+async def test_closing_lets_every_socket_go(pair: tuple[RedisLimits, RedisLimits]) -> None:
+    a, b = pair
+    assert await a.hold("player r1 p1", 8)
+    await a.close()
+    assert await b.held("player r1 p1") == 0
+
+
+@pytest.mark.anyio
+async def test_unreachable_redis_is_named_and_lets_play_go_on() -> None:
+    gone = RedisLimits("redis://127.0.0.1:1/0")
+    with pytest.raises(RuntimeError, match="cannot reach Redis"):
+        await gone.start()
+    # Once running, an outage lets everything through rather than refusing everyone.
+    assert await gone.take(Rate("rooms", 1), "x") == 0
+    assert await gone.hold("address x", 1)
+    await gone.close()
+
+
+@pytest.mark.anyio
+async def test_memory_limits_behave_alike() -> None:
+    mem = MemoryLimits()
+    rooms = Rate("rooms", 2)
+    assert [await mem.take(rooms, "a"), await mem.take(rooms, "a")] == [0, 0]
+    assert await mem.take(rooms, "a") >= 1 and await mem.wait(rooms, "a") >= 1
+    assert await mem.hold("s", 1) and not await mem.hold("s", 1)
+    await mem.let_go("s")
+    assert await mem.held("s") == 0
+    await mem.bar("k", 5.0)
+    assert 0.0 < await mem.barred("k") <= 5.0
+
+
+def test_two_servers_share_the_limits_of_one(prefix: str, tmp_path: Path) -> None:
+    apps = [create_app(f"sqlite:///{tmp_path / f'{n}.db'}", rooms_per_minute=3,
+                       sockets_per_address=1, max_sockets=0,
+                       limits=RedisLimits(REDIS, prefix))
+            for n in ("a", "b")]
+    with ExitStack() as stack:
+        bases = [stack.enter_context(live_server(app)) for app in apps]
+        # Rooms per address: three in all, across both servers.
+        made = [httpx.post(bases[n % 2] + "/api/rooms", json={"seats": 2}) for n in range(3)]
+        assert [r.status_code for r in made] == [201, 201, 201]
+        refused = httpx.post(bases[1] + "/api/rooms", json={"seats": 2})
+        assert refused.status_code == 429 and "Retry-After" in refused.headers
+        # Sockets per address: one in all; the second, on the other server, is refused.
+        rooms = [made[0].json()["room"], made[1].json()["room"]]
+        urls = [b.replace("http://", "ws://") + f"/ws/{r}" for b, r in zip(bases, rooms,
+                                                                             strict=True)]
+        first = stack.enter_context(connect(urls[0]))
+        with pytest.raises(InvalidStatus) as info:
+            connect(urls[1]).close()
+        assert info.value.response.status_code == 429
+        assert b"one address" in info.value.response.body
+        first.close()
+        # Once the first has closed (as its server sees it), the other server lets one in.
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                stack.enter_context(connect(urls[1]))
+                break
+            except InvalidStatus:
+                assert time.monotonic() < deadline, "the freed socket was not given back"
+                time.sleep(0.05)

@@ -1,0 +1,111 @@
+"""The players' screens in Chromium: a player's page after a rated match, with its replay
+link; the leaderboard; making an account, signing out and in again; axe on each screen."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from page_checks import axe_violations
+
+from nertz.net.client import Client
+from nertz.net.identity import IdentityFile
+from nertz.net.netbot import NetworkBot
+
+SHORT = {"preset": "fairy_fly", "nertz_pile_size": 1}
+"""One round that ends once a 1-card Nertz pile is out: a short rated match."""
+
+
+def rated_match(base: str, identities: IdentityFile, name: str) -> str:
+    """``name`` (played by a network bot under the kept identity) against an expert bot, to
+    the end of one match; the match's id."""
+
+    async def go() -> str:
+        client = await Client.create_room(base, name, SHORT, seats=2, ping_interval=None,
+                                          identity=identities)
+        await client.connect()
+        try:
+            await client.add_bot(level="expert")
+            player = NetworkBot(client, "greedy", "expert", matches=1, countdown_ms=0,
+                                pause_s=0.0)
+            await asyncio.wait_for(player.run(), 120)
+            assert client.result is not None and client.result["over"]
+            return str(client.result["match"])
+        finally:
+            await client.close()
+
+    # Playwright's sync API runs its own event loop in this thread: the client gets another.
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, go()).result()
+
+
+def test_the_player_page_and_the_leaderboard(server: Any, new_page: Any, tmp_path: Path,
+                                             axe: str) -> None:
+    identities = IdentityFile(tmp_path / "identities.json")
+    match = rated_match(server.base, identities, "Pia")
+    token = identities.get(server.base)
+    assert token
+    page = new_page()
+    host = urlsplit(server.base).hostname
+    page.context.add_cookies([{"name": "nertz_player", "value": token, "domain": host,
+                               "path": "/", "httpOnly": True, "sameSite": "Lax"}])
+    page.goto(server.base + "/")
+    page.click("#my-page-link")
+    row = page.wait_for_selector(f"#history tr[data-match='{match}']")
+    assert "Pia" in page.inner_text("#player-page h1")
+    assert row.inner_text().count("Pia") == 1
+    assert page.inner_text("#ratings").count("Fairy Fly") == 1
+    assert page.query_selector("#figures tr[data-preset='custom']") is not None
+    assert axe_violations(page, axe) == []
+    # The history's replay link opens the replay viewer on that match.
+    row.query_selector(".replay-link").click()
+    page.wait_for_selector("#replay #replay-slider")
+    assert f"replay={match}" in page.url
+    # The leaderboard of the family lists her, and leads back to her page.
+    page.goto(server.base + "/leaderboard/fairy_fly")
+    entry = page.wait_for_selector("#leaderboard tbody tr a")
+    assert entry.inner_text() == "Pia"
+    assert axe_violations(page, axe) == []
+    entry.click()
+    page.wait_for_selector(f"#history tr[data-match='{match}']")
+
+
+def test_making_an_account_signing_out_and_in(server: Any, new_page: Any, axe: str) -> None:
+    page = new_page()
+    page.goto(server.base + "/account")
+    page.wait_for_selector("#signup")
+    assert axe_violations(page, axe) == []
+    page.fill("#signup-name", "Quinn Web")
+    page.fill("#signup-password", "a long password")
+    page.click("#signup-submit")
+    page.wait_for_selector("#signout")
+    assert "Signed in as Quinn Web" in page.inner_text("#account-who")
+    page.click("#signout")
+    page.wait_for_selector("#signin")
+    page.fill("#signin-name", "quinn web")
+    page.fill("#signin-password", "not the password")
+    page.click("#signin-submit")
+    page.wait_for_selector("#signin .error-text:has-text('wrong account name or password')")
+    page.fill("#signin-password", "a long password")
+    page.click("#signin-submit")
+    page.wait_for_selector("#signout")
+    assert "Quinn Web" in page.inner_text("#account-who")
+
+
+def test_quick_match_screen_lists_public_tables(server: Any, new_page: Any, axe: str) -> None:
+    public = server.post("/api/rooms", {"rules": "hoorah", "seats": 3, "public": True})
+    page = new_page()
+    page.goto(server.base + "/quick")
+    entry = page.wait_for_selector(f"#public-rooms li[data-room='{public['room']}'] a")
+    assert "hoorah" in entry.inner_text()
+    assert axe_violations(page, axe) == []
+    page.fill("#quick-name", "Rae")
+    page.fill("#quick-wait", "0")
+    page.click("#quick-go")
+    # Alone with no wait for people: a table with bots, at once.
+    page.wait_for_url("**/r/*")
+    page.wait_for_selector("#lobby #seats")
+    assert page.locator("#seats .player-name", has_text="Rae").count() == 1

@@ -1,0 +1,83 @@
+"""The page takes the rules from the server, never from the room's options: whether the seat
+may call (each tableau's ``can_call``), which ranks open a foundation (the table's ``starts``)
+and which of the seat's piles a player plays (each player's ``piles``).
+
+The test's wire rewrites those fields in what the server sends, to values no option would give
+(a call offered under ``false_call: rejected`` with cards left, Kings opening foundations, a
+whole seat told it plays only its Nertz pile): the page must follow the message. The old page
+worked each of them out from the options and would show the opposite.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from test_web_game import seat_room, wait_table
+
+REWRITING_WIRE = """(() => {
+  // The test's wire: every server message passes through window.__rewrite (when set) first.
+  const Real = window.WebSocket;
+  class Rewriting extends Real {
+    get onmessage() { return super.onmessage; }
+    set onmessage(fn) {
+      super.onmessage = (ev) => {
+        const f = window.__rewrite;
+        if (!f) return fn(ev);
+        const lines = String(ev.data).split('\\n').map((l) => JSON.stringify(f(JSON.parse(l))));
+        fn({data: lines.join('\\n')});
+      };
+    }
+  }
+  window.WebSocket = Rewriting;
+})();"""
+
+REWRITE = """() => {
+  const fixTable = (t) => {
+    if (!t) return;
+    for (const tab of t.tableaus || []) tab.can_call = true;
+    t.starts = [13];
+  };
+  const fixRoom = (r) => { if (r) for (const p of r.players) p.piles = ['N']; };
+  window.__rewrite = (m) => {
+    fixTable(m.table);
+    fixRoom(m.room);
+    if (m.type === 'update') for (const tab of m.tableaus) tab.can_call = true;
+    return m;
+  };
+}"""
+
+
+def test_the_page_follows_what_the_server_says_of_the_rules(server: Any, new_page: Any) -> None:
+    told, plain = new_page(), new_page()
+    for page in (told, plain):
+        page.add_init_script(REWRITING_WIRE)
+    # Calling too soon is refused, Aces open foundations, and a seat plays all its piles.
+    rules = {"preset": "pagat", "false_call": "rejected"}
+    for page in (told, plain):
+        if page is told:
+            page.goto(server.base + "/")
+            page.evaluate(REWRITE)
+        seat_room(server, page, "Ann", rules=rules, seats=2)
+        if page is told:
+            page.evaluate(REWRITE)  # again: the room's page is a new document
+        page.locator("#seats select.bot-level").first.select_option("beginner")
+        page.locator("#seats .add-bot").first.click()
+        page.wait_for_function("() => document.querySelectorAll('#seats .player-name').length > 1")
+        page.click("#start")
+        wait_table(page)
+    # As the server really says: no call with cards left, the whole seat's piles, Aces.
+    assert plain.locator("#call").count() == 0
+    assert not plain.is_disabled("#turn")
+    assert plain.evaluate(FITS_KING) is None
+    # As the rewritten messages say, though no option says so.
+    told.wait_for_selector("#call")
+    assert told.is_disabled("#turn")
+    assert "partner-pile" in (told.get_attribute('#me [data-pile="S"]', "class") or "")
+    assert told.evaluate(FITS_KING) == "new"
+    assert "play a King" in told.text_content("#foundations")
+
+
+FITS_KING = """async () => {
+  const rules = await import('/static/js/rules.js');
+  return rules.fitFoundation('KS', window.nertz.S.table);
+}"""
