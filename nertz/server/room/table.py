@@ -143,6 +143,9 @@ class Table:
         self.countdown_ms = 0
         self.broken = False
         self.closed = False
+        self.epoch: int | None = None
+        """The lease epoch this process owns the room under (many processes), stamped on every
+        append so that the store refuses them once a newer owner has taken the room."""
         self.deal_seed: int | None = None
         """Set by ``nertz serve --deal-seed``: matches are dealt from it, not at random."""
         self.same_deal: tuple[str, int | str] | None = None
@@ -210,11 +213,14 @@ class Table:
     async def create(
         cls, store: Store, rules: Rules, seats: int, room_id: str, code: str,
         same_deal: tuple[str, int | str] | None = None, fair_races: bool | None = None,
+        epoch: int | None = None,
     ) -> Table:
         """A new room, stored. ``same_deal`` (a finished match's id and deal seed) makes the
         room's first match deal that match's cards again: the "same deal" challenge.
-        ``fair_races`` turns latency-fair races on or off (None: on while a person is seated)."""
+        ``fair_races`` turns latency-fair races on or off (None: on while a person is seated).
+        ``epoch``: see :attr:`epoch`."""
         table = cls(store, room_id, code, rules, seats)
+        table.epoch = epoch
         spec = rules.to_spec()
         await store.create_room(room_id, code, spec, seats)
         data: dict[str, Any] = {"rules": spec, "seats": seats}
@@ -230,10 +236,12 @@ class Table:
     @classmethod
     async def restore(
         cls, store: Store, room_id: str, code: str, rules: Rules, seats: int,
-        entries: list[LogEntry],
+        entries: list[LogEntry], epoch: int | None = None,
     ) -> Table:
-        """Rebuild a room from its log, then pick up its clocks where they stopped."""
+        """Rebuild a room from its log, then pick up its clocks where they stopped
+        (``epoch``: see :attr:`epoch`)."""
         table = cls(store, room_id, code, rules, seats)
+        table.epoch = epoch
         # Versions number one process's broadcasts, and a client may still hold one from the
         # process before: start above any it can have reached (that would take more than one
         # broadcast a millisecond), so an old ``since`` gets the whole state, never a history
@@ -341,7 +349,7 @@ class Table:
         to the store; what the command sends waits for its commit."""
         self._check_alive()
         events = self._apply(kind, data)
-        fut = self.store.append_nowait(self.id, self.seq, kind, data)
+        fut = self.store.append_nowait(self.id, self.seq, kind, data, self.epoch)
         self.seq += 1
         self._pending.add(fut)
         fut.add_done_callback(self._stored)

@@ -557,11 +557,13 @@ export class TableView {
           'work piles go down a rank at a time in alternating colours');
       } else toast(`Work pile ${target} takes no card right now`);
     }
-    const ghostRect = d.ghost.getBoundingClientRect();
     if (move) {
+      // Where the ghost is, from the pointer (no layout read in the drop's path).
+      const ghostRect = {left: d.rect.left + e.clientX - d.x0, top: d.rect.top + e.clientY - d.y0,
+        width: d.rect.width, height: d.rect.height};
       this.endDrag(false);
       this.flightFor(move, d.cards, ghostRect, 120);
-      this.ctx.play(move);
+      this.ctx.play(move, d.cards);
     } else {
       this.endDrag(true);
     }
