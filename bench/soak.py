@@ -200,9 +200,15 @@ async def room_pair(base: str, index: int, tally: Tally, until: float) -> None:
 
 
 def person_http() -> httpx.AsyncClient:
-    """One person's HTTP client (a browser's: its own cookie jar, a browser's patience)."""
+    """One person's HTTP client (a browser's: its own cookie jar, a browser's patience).
+
+    An idle connection is dropped after 2 s, before the server's keep-alive timeout (uvicorn's
+    5 s) closes it: a request sent on a connection the server is closing at that moment fails
+    (``ReadError``), and where a browser then sends it again on a new connection, httpx does
+    not."""
     return httpx.AsyncClient(limits=httpx.Limits(max_connections=4,
-                                                 max_keepalive_connections=1),
+                                                 max_keepalive_connections=1,
+                                                 keepalive_expiry=2.0),
                              timeout=PATIENCE)
 
 
