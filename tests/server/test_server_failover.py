@@ -326,8 +326,20 @@ async def test_chaos(service: Service, quick_bots: None) -> None:
             game.bots[0].host_duties = False
         for game in games:
             host = game.bots[0].client
-            await until(lambda host=host: host.phase == "match_over", 300,
-                        f"room {game.room} to finish its match")
+            try:
+                await until(lambda host=host: host.phase == "match_over", 300,
+                            f"room {game.room} to finish its match")
+            except AssertionError:
+                for bot in game.bots:
+                    c = bot.client
+                    print(c.name, c.phase, "closed", c.closed, "reconnects", c.reconnects,
+                          "pending", c.pending, "v", c.version, bot.stats.matches,
+                          bot.stats.errors[-3:], list(c.errors)[-3:])
+                print("owner", await service.owner(game.room))
+                for proc in service.procs:
+                    print(proc.port, [line for line in proc.log.read_text().splitlines()
+                                      if game.room in line][-10:])
+                raise
         for game in games:
             for bot in game.bots:
                 bot.stop()
@@ -340,3 +352,60 @@ async def test_chaos(service: Service, quick_bots: None) -> None:
               f"{sum(len(g.acked) for g in games)} acknowledged moves")
     finally:
         await proxy.close()
+
+
+def test_multi_process_serve_names_what_is_missing(capsys: pytest.CaptureFixture[str],
+                                                   pg_url: str) -> None:
+    """``--workers`` above 1 (or ``--redis``) refuses SQLite, an unreachable Redis and an
+    unreachable database, naming each, before anything starts."""
+    from nertz.server.serve import serve
+
+    assert serve("127.0.0.1", 0, None, workers=2) == 2
+    assert "needs a database they all share" in capsys.readouterr().out
+    assert serve("127.0.0.1", 0, "sqlite:///x.db", redis=REDIS) == 2
+    assert "--db postgresql://" in capsys.readouterr().out
+    assert serve("127.0.0.1", 0, pg_url, workers=2, redis="redis://127.0.0.1:1/0") == 2
+    assert "Redis is not reachable at redis://127.0.0.1:1/0" in capsys.readouterr().out
+    nowhere = "postgresql://postgres@127.0.0.1:1/nertz"
+    assert serve("127.0.0.1", 0, nowhere, workers=2) == 2
+    assert f"the database is not reachable at {nowhere}" in capsys.readouterr().out
+    assert serve("127.0.0.1", 0, None, workers=0) == 2
+    assert "--workers must be at least 1" in capsys.readouterr().out
+
+
+async def test_workers_share_one_port(service: Service, quick_bots: None) -> None:
+    """``nertz serve --workers 2``: two processes on one port, one service: a room made on
+    one is joined and played through whichever worker each connection reaches."""
+    import subprocess
+    import sys
+
+    from cluster_support import ROOT, free_port
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = (service.logs / "workers.log").open("ab")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nertz.cli", "serve", "--port", str(port), "--db", service.db,
+         "--workers", "2", "--redis-prefix", service.prefix, "--rooms-per-minute", "0"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        async with httpx.AsyncClient(timeout=5) as http:
+            async def up() -> bool:
+                try:
+                    return (await http.get(url + "/healthz")).status_code == 200
+                except httpx.HTTPError:
+                    return False
+
+            await until(up, 90, "the workers to answer")
+        games = [await bot_game(url, (url, url)) for _ in range(4)]
+        await play(games, 240)
+        for game in games:
+            await check_log(service.db, game)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+        log.close()

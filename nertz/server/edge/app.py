@@ -64,6 +64,7 @@ from nertz.server.room.lobby import Player
 from nertz.server.room.messages import CommandError, Error, Kicked, Stamp
 from nertz.server.room.races import wall_ms
 from nertz.server.store import Store, StoreBusy, is_busy
+from nertz.server.tutorial import lesson
 
 log = logging.getLogger("nertz.app")
 
@@ -561,6 +562,11 @@ def create_app(
             headers={"Content-Disposition": f'attachment; filename="{match_id}.nertz.json"'},
         )
 
+    @app.get("/api/tutorial", **API["tutorial"])
+    async def tutorial() -> Response:
+        # One fixed lesson, made once (nertz.server.tutorial).
+        return Response(msgspec.json.encode(lesson()), media_type="application/json")
+
     @app.get("/api/matches/{match_id}/frames", **API["match_frames"])
     async def match_frames(match_id: str) -> Response:
         data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
@@ -913,6 +919,10 @@ def create_app(
 
         @app.api_route("/r/{code}", methods=["GET", "HEAD"], include_in_schema=False)
         async def room_page(code: str) -> FileResponse:
+            return page()
+
+        @app.api_route("/learn", methods=["GET", "HEAD"], include_in_schema=False)
+        async def learn_page() -> FileResponse:
             return page()
 
         # The players' screens (nertz/web/js/players.js) are the same page.

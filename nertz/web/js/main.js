@@ -8,6 +8,7 @@ import {applyLocal, clone, lift, parseMove} from './rules.js';
 import {TableView} from './table.js';
 import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet, countUp} from './screens.js';
 import {ReplayViewer} from './replay.js';
+import {learnScreen} from './learn.js';
 import {fetchAnalysis} from './analysis.js';
 import {beep, soundOn, setSound} from './sound.js';
 import {label, friendly} from './cards.js';
@@ -32,6 +33,7 @@ const S = {
 let conn = null;
 let tableView = null;
 let replayView = null;
+let learnView = null;
 let seq = 0;
 let countdownTimer = null;
 
@@ -76,6 +78,7 @@ function teardown() {
   if (conn) { conn.close(); conn = null; }
   if (tableView) { tableView.destroy(); tableView = null; }
   if (replayView) { replayView.destroy(); replayView = null; }
+  if (learnView) { learnView.destroy(); learnView = null; }
   clearInterval(countdownTimer);
   if (overlayEl) { overlayEl.remove(); overlayEl = null; }
   overlayKey = '';
@@ -88,6 +91,11 @@ async function route() {
   const m = /^\/r\/([^/]+)\/?$/.exec(location.pathname);
   const params = new URLSearchParams(location.search);
   if (m) return enterRoom(decodeURIComponent(m[1]));
+  if (location.pathname === '/learn') {
+    document.title = 'Nertz · learn to play';
+    learnView = await learnScreen(root, app);
+    return;
+  }
   if (playersRoute(location.pathname, root, app)) return;
   if (params.get('replay')) {
     const id = params.get('replay');

@@ -11,7 +11,7 @@ import {rulesText} from './screens.js';
 import {analysisSlot} from './analysis.js';
 
 /** Apply one frame step to a table view (a copy). */
-function applyStep(table, step) {
+export function applyStep(table, step) {
   const t = clone(table);
   if (!step.ok) return t;
   for (const tab of step.tableaus || []) t.tableaus[tab.seat] = tab;
