@@ -391,6 +391,8 @@ class Setup:
     quiet_server: bool = True
     profile: str | None = None
     """Record the server's stacks over the window into this file (py-spy's raw format)."""
+    compared: bool = False
+    """Whether two servers run (1 and N workers) in this run."""
     prefixes: bool = False
     """Whether ``nertz serve`` takes ``--redis-prefix`` (each run keeps its own keys)."""
 
@@ -410,7 +412,8 @@ async def phase(setup: Setup, workers: int, rooms: int) -> dict[str, Any]:
         await wait_healthy(base, proc)
         setup.say(f"{workers} worker(s), server pid {proc.pid} on {base}; opening {rooms} rooms")
         if setup.procs <= 1:
-            parts, wall, server_cpu, others_cpu = await _in_process(setup, base, proc, rooms)
+            parts, wall, server_cpu, others_cpu = await _in_process(setup, base, proc, rooms,
+                                                                    workers)
         else:
             parts, wall, server_cpu, others_cpu = await _in_processes(setup, base, proc, rooms)
         rss = tree_rss_mb(proc.pid)
@@ -462,15 +465,17 @@ async def phase(setup: Setup, workers: int, rooms: int) -> dict[str, Any]:
 
 
 async def _in_process(setup: Setup, base: str, proc: subprocess.Popen[bytes],
-                      rooms: int) -> tuple[list[dict[str, Any]], float, float, float]:
+                      rooms: int, workers: int) -> tuple[list[dict[str, Any]], float, float, float]:
     """Every client on this process's event loop: the cheapest load generator."""
     marks: dict[str, float] = {}
     spy: list[subprocess.Popen[bytes]] = []
+    # One file per server when two are compared: FILE.1w and FILE.2w.
+    profile_path = f"{setup.profile}.{workers}w" if setup.compared else (setup.profile or "")
 
     def ready() -> None:
         setup.say(f"measuring for {setup.seconds:g} s")
         if setup.profile:
-            spy.append(start_profile(setup.profile, proc.pid, setup.seconds))
+            spy.append(start_profile(profile_path, proc.pid, setup.seconds))
         marks.update(cpu=tree_cpu(proc.pid), wall=time.monotonic(), machine=machine_cpu(),
                      bench=time.process_time())
 
@@ -481,7 +486,7 @@ async def _in_process(setup: Setup, base: str, proc: subprocess.Popen[bytes],
                        setup.rules, ready, go, setup.say)
     for p in spy:
         await asyncio.to_thread(p.wait)
-        setup.say(f"server stacks in {setup.profile}")
+        setup.say(f"server stacks in {profile_path}")
     wall = max(time.monotonic() - marks["wall"], setup.seconds)
     server_cpu = tree_cpu(proc.pid) - marks["cpu"]
     others = machine_cpu() - marks["machine"] - server_cpu - (time.process_time()
@@ -612,7 +617,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="client processes (default 1: every client on one event loop)")
     parser.add_argument("--profile", default=None, metavar="FILE",
                         help="record the server's CPU stacks over the window into FILE "
-                             "(py-spy's raw format; one process of clients only)")
+                             "(py-spy's raw format; FILE.1w and FILE.Nw with --workers; one "
+                             "process of clients only)")
     parser.add_argument("--server-output", action="store_true",
                         help="let the server print to this terminal")
     args = parser.parse_args(argv)
@@ -631,7 +637,8 @@ def main(argv: list[str] | None = None) -> int:
     _use_uvloop()
     setup = Setup(args.rooms, args.seconds, args.level, args.bot, rules, procs=args.procs,
                   redis=redis, verbose=not args.json, quiet_server=not args.server_output,
-                  profile=args.profile, prefixes="--redis-prefix" in options)
+                  profile=args.profile, prefixes="--redis-prefix" in options,
+                  compared=args.workers > 1)
     with contextlib.ExitStack() as stack:
         if pg is not None:
             setup.db = stack.enter_context(pg_database(pg))

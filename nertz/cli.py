@@ -148,7 +148,8 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(args.host, args.port, args.db, tuple(args.allow_origin or ()), args.deal_seed,
                  args.rooms_per_minute, trusted_proxies=tuple(args.trust_proxy or ()),
                  sockets_per_address=args.sockets_per_address, max_sockets=args.max_sockets,
-                 room_idle_minutes=args.room_idle_minutes, redis_url=args.redis)
+                 room_idle_minutes=args.room_idle_minutes, workers=args.workers,
+                 redis=args.redis, redis_prefix=args.redis_prefix)
 
 
 def _bot(args: argparse.Namespace) -> int:
@@ -256,9 +257,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--room-idle-minutes", type=float, default=30.0, metavar="M",
                    help="a room with nobody connected this long closes (default 30); its "
                         "finished matches stay downloadable")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="processes sharing the port (default 1); above 1 they need --db "
+                        "postgresql://... and Redis")
     p.add_argument("--redis", default=None, metavar="URL",
-                   help="Redis (redis://HOST:PORT/DB) holding the limits every process of the "
-                        "service shares (default: none, this process keeps them)")
+                   help="Redis (redis://HOST:PORT/DB) of a service of many processes or "
+                        "machines: room ownership, the relay between processes and the limits "
+                        "they share (default with --workers above 1: redis://127.0.0.1:6379/0; "
+                        "with one worker and none, this process is the whole service)")
+    p.add_argument("--redis-prefix", default=None, metavar="PREFIX",
+                   help="Redis key prefix of this service (default nertz:), to keep services "
+                        "sharing one Redis apart")
     p.set_defaults(func=_serve)
     p = sub.add_parser("bot", help="join a room over the network as a bot player")
     p.add_argument("--url", required=True, help="the room's link (http://HOST:PORT/r/CODE)")

@@ -125,3 +125,31 @@ def test_nginx_accepts_the_site(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=30, check=False)
     assert out.returncode == 0, out.stderr
     assert "syntax is ok" in out.stderr
+
+
+def commented_commands(text: str) -> list[list[str]]:
+    """The ``nertz serve`` command lines written out in ``text`` (in comments or shell blocks,
+    continued over lines ending in a backslash)."""
+    lines = [line.strip().lstrip("#").strip() for line in text.splitlines()]
+    commands, current = [], ""
+    for line in lines:
+        if current:
+            current += " " + line.rstrip("\\").strip()
+        elif "/nertz serve " in line and "ExecStart=" in line:
+            current = line.split("ExecStart=", 1)[1].rstrip("\\").strip()
+        if current and not line.endswith("\\"):
+            commands.append(shlex.split(current))
+            current = ""
+    return commands
+
+
+def test_the_multi_process_commands_written_out_are_accepted() -> None:
+    found = 0
+    for text in ((DEPLOY / "nertz.service").read_text(),
+                 (DEPLOY.parent / "docs" / "deploy.md").read_text()):
+        for argv in commented_commands(text):
+            args = serve_args(argv)
+            found += 1
+            if args.workers > 1:
+                assert args.redis.startswith("redis://") and args.db.startswith("postgresql://")
+    assert found >= 3  # the unit's own, the unit's comment, the guide's

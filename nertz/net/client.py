@@ -385,7 +385,9 @@ class Client:
         except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
             raise ClientError(f"cannot reach {url}: {_why(exc)}") from None
         self._ws = ws
-        hello: Message = {"type": "hello", "token": self.token}
+        # pings: the server measures our round trip itself (we answer its pings at once), which
+        # is what latency-fair races compensate.
+        hello: Message = {"type": "hello", "token": self.token, "pings": True}
         if since is not None:
             hello["since"] = since
         await ws.send(_encode(hello).decode())
@@ -543,6 +545,8 @@ class Client:
                     ws = self._ws
                     if ws is not None:
                         self._spawn(ws.close())
+        elif kind == "ping":
+            self._send_nowait({"type": "pong", "id": str(msg.get("id"))})
         elif kind == "pong":
             f = self._pings.pop(str(msg.get("id")), None)
             if f is not None and not f.done():

@@ -8,12 +8,12 @@ A start brings back only rooms not closed and active within that time; the other
 closed without being loaded. ``unload`` is also the seam for rooms that leave memory without
 closing and load again on demand (:meth:`Hub.get` rebuilds any open room from its log).
 
-Today one process owns every room. The hub claims each room it holds on its
-:class:`~nertz.server.bus.Bus` (a :class:`~nertz.server.bus.LocalBus` today) and its rooms send
-their effects over it: the seam where ownership will be shared out over several processes (each
-room owned by exactly one; the others forward to it over Redis). Every table can already be
-rebuilt from its stored log on any process (:meth:`Hub.get` does exactly that for a room not in
-memory).
+Alone (``nertz serve``), this process owns every room. As one of many (a
+:class:`~nertz.server.cluster.Node`), it owns a room only while it holds the room's lease: the
+hub takes the lease (and fences the log with its epoch) before it creates or rebuilds a room,
+raises :class:`OwnedElsewhere` for a room another process owns (the edge then pipes or relays to
+it), lets a room go when its lease is taken (:meth:`Hub.step_down`) and takes over rooms whose
+owner died (:meth:`Hub.adopt`). Every table can be rebuilt from its stored log on any process.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from typing import Any
 
 from nertz.rules import Rules
 from nertz.server.bus import Bus, LocalBus
+from nertz.server.cluster.node import Node
+from nertz.server.cluster.pipe import MOVED_CODE
 from nertz.server.limits import give_back_memory
 from nertz.server.live import LiveRoom
 from nertz.server.room.table import Table
@@ -51,14 +53,29 @@ CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 """Join codes avoid letters and digits that read alike (0/O, 1/I)."""
 
 
+class OwnedElsewhere(Exception):
+    """The room is owned by another process of the service (``owner``): relay to it."""
+
+    def __init__(self, room_id: str, owner: str) -> None:
+        super().__init__(f"room {room_id} is owned by {owner}")
+        self.room_id = room_id
+        self.owner = owner
+
+
 class Hub:
     """Every live room of this process, by room id."""
 
     def __init__(
         self, store: Store, start_bots: bool = True, deal_seed: int | None = None,
         idle_seconds: float = ROOM_IDLE_SECONDS, bus: Bus | None = None,
+        node: Node | None = None,
     ) -> None:
         self.store = store
+        self.node = node
+        """This process among the service's (None: alone, owning every room)."""
+        if node is not None:
+            node.on_lost = self.step_down
+            node.on_orphan = self.adopt
         self.bus: Bus = bus if bus is not None else LocalBus()
         """Who owns which room, and the road from a room to its sockets."""
         self.rooms: dict[str, LiveRoom] = {}
@@ -74,7 +91,11 @@ class Hub:
     async def restore_all(self) -> int:
         """Bring back every room that was live when the server stopped (open, and active within
         the idle time); returns how many. The idle ones are marked closed, not loaded. A room
-        that cannot be rebuilt is logged and left out: it must not stop the others."""
+        that cannot be rebuilt is logged and left out: it must not stop the others. As one of
+        many processes, nothing: rooms come back as their leases run out (:meth:`adopt`) or
+        on demand."""
+        if self.node is not None:
+            return 0
         cutoff = time.time() - self.idle_seconds
         closed = await self.store.close_idle_rooms(cutoff)
         if closed:
@@ -100,15 +121,39 @@ class Hub:
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
             if await self.store.find_room(code) is None:
                 break
-        table = await Table.create(self.store, rules, seats, secrets.token_hex(8), code,
-                                   same_deal, fair_races)
+        room_id = secrets.token_hex(8)
+        epoch = await self._own(room_id)
+        table = await Table.create(self.store, rules, seats, room_id, code, same_deal,
+                                   fair_races, epoch)
         return self._adopt(table)
+
+    async def _own(self, room_id: str) -> int | None:
+        """Take the room's lease and make its epoch the newest in the store (before reading
+        or writing its log); raises :class:`OwnedElsewhere`. None when alone."""
+        if self.node is None:
+            return None
+        claim = await self.node.claim(room_id)
+        if not claim.owned:
+            raise OwnedElsewhere(room_id, claim.owner)
+        if not await self.store.fence(room_id, claim.epoch):  # pragma: no cover - lease lost
+            self.node.drop(room_id)
+            raise OwnedElsewhere(room_id, "a newer owner")
+        return claim.epoch
 
     async def get(self, key: str) -> LiveRoom | None:
         """A room by id or join code, rebuilt from its log if this process does not hold it."""
         room = self.rooms.get(key)
         if room is not None and not room.table.broken:
             return room
+        if self.node is not None:
+            # Another process's room: say so without waiting on this process's rebuilds.
+            found = await self.store.find_room(key)
+            if found is None or found.status == "closed":
+                return None
+            if found.id not in self.rooms:
+                claim = await self.node.claim(found.id)
+                if not claim.owned:
+                    raise OwnedElsewhere(found.id, claim.owner)
         async with self._lock:
             row = await self.store.find_room(key)
             if row is None or row.status == "closed":
@@ -120,10 +165,12 @@ class Hub:
                 # A broken table: stop it and let its queued writes settle before reading.
                 room.close()
                 await room.settled()
+                del self.rooms[row.id]
+            epoch = await self._own(row.id)
             entries = await self.store.load_log(row.id)
             table = await Table.restore(
-                self.store, row.id, row.code, Rules.from_spec(row.rules), row.seats, entries
-            )
+                self.store, row.id, row.code, Rules.from_spec(row.rules), row.seats, entries,
+                epoch)
             room = self._adopt(table)
             room.start_seated_bots()
             log.info("room %s restored from %d log entries", row.id, len(entries))
@@ -168,6 +215,35 @@ class Hub:
             except Exception:  # a room that cannot close now is tried again next time
                 log.exception("room %s could not be closed", room.id)
 
+    async def step_down(self, room_id: str) -> None:
+        """Another process took the room's lease: let the room go at once, closing its sockets
+        with "reconnect" (their clients reach the new owner). Its log is not touched again:
+        writes still queued are refused by their old epoch."""
+        room = self.rooms.pop(room_id, None)
+        self._empty_since.pop(room_id, None)
+        if self.node is not None:
+            self.node.drop(room_id)
+        if room is None:
+            return
+        for sink in list(room.fanout.sinks):
+            close = getattr(sink, "close", None)
+            if close is not None:
+                close(MOVED_CODE, "the room moved: reconnect")
+        room.close()
+        self.bus.release(room_id)
+        log.warning("room %s: stepped down (another process owns it now)", room_id)
+
+    async def adopt(self, room_id: str) -> None:
+        """Take over a room whose owner stopped renewing its lease (rebuilt from its log)."""
+        try:
+            room = await self.get(room_id)
+        except OwnedElsewhere:
+            return  # another process was quicker
+        if room is None and self.node is not None:
+            await self.node.leases.forget(room_id)  # closed meanwhile: nobody takes it
+        elif room is not None:
+            log.info("room %s: taken over", room_id)
+
     async def unload(self, room: LiveRoom) -> None:
         """Take a room out of memory: its table, bots and clock stop and its writes settle
         (the room stays stored; :meth:`get` would rebuild it)."""
@@ -177,6 +253,8 @@ class Hub:
             if self.rooms.get(room.id) is room:
                 del self.rooms[room.id]
                 self.bus.release(room.id)
+                if self.node is not None:
+                    await self.node.release(room.id)
             self._empty_since.pop(room.id, None)
 
     async def close_room(self, room: LiveRoom) -> None:
@@ -207,6 +285,9 @@ class Hub:
         for room in self.rooms.values():
             await room.settled()
             self.bus.release(room.id)
+            if self.node is not None:
+                # Stopping, not leaving: another process takes the room over at once.
+                await self.node.abandon(room.id)
         self.rooms.clear()
 
     def stats(self) -> dict[str, Any]:

@@ -192,6 +192,9 @@ ROUTES: Final[dict[str, dict[str, Any]]] = {
     },
     "match_replay": {"responses": {200: _answer("the finished match's replay file",
                                                 REPLAY_FILE), **_errors(404)}},
+    "tutorial": {"responses": {200: _answer("the how-to-play lesson: a fixed deal and the "
+                                            "steps the page walks a newcomer through",
+                                            {"type": "object"})}},
     "match_frames": {"responses": {200: _answer("the finished match, frame by frame, for the "
                                                 "page's viewer", {"type": "object"}),
                                    **_errors(404)}},

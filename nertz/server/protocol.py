@@ -11,7 +11,7 @@ docs/protocol.md describes each message.
 from __future__ import annotations
 
 import unicodedata
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import msgspec
 
@@ -126,9 +126,38 @@ class BotSeat(msgspec.Struct, tag="bot_seat", forbid_unknown_fields=True):
     bot: str = "greedy"
 
 
+EMOTES: Final = ("wave", "gg", "wow", "oops", "hurry", "thanks")
+"""The quick reactions a seat may send (no free chat): what the page shows for each is its own."""
+
+EmoteName = Literal["wave", "gg", "wow", "oops", "hurry", "thanks"]
+
+
+class Emote(msgspec.Struct, tag="emote", forbid_unknown_fields=True):
+    """A seated player's quick reaction, one of :data:`EMOTES`, shown by their seat."""
+
+    emote: EmoteName
+
+
+PointerPlace = Literal["F", "own"]
+PileName = Literal["N", "W", "1", "2", "3", "4", "5"]
+
+
+class Pointer(msgspec.Struct, tag="pointer", forbid_unknown_fields=True):
+    """Where a seated player's pointer is while they drag: ``at`` names the region it is over
+    (``F`` the foundations, ``own`` their own tableau), ``x`` and ``y`` its place in that
+    region as fractions (0 to 1) of its width and height; ``card`` the face-up card they hold,
+    lifted from their pile ``src``. ``at`` None: the drag ended."""
+
+    at: PointerPlace | None = None
+    x: float = 0.0
+    y: float = 0.0
+    card: str | None = None
+    src: PileName | None = None
+
+
 ClientMessage = (
-    Hello | Play | Ping | Pong | Sync | Ready | AddBot | Kick | Assign | Start | NextRound | Rematch
-    | BotSeat
+    Hello | Play | Ping | Pong | Sync | Ready | AddBot | Kick | Assign | Start | NextRound
+    | Rematch | BotSeat | Emote | Pointer
 )
 """Every message a client may send."""
 

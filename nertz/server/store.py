@@ -75,10 +75,20 @@ matches = sa.Table(
     sa.Column("replay", sa.Text, nullable=False),
     sa.Index("matches_room", "room_id"),
 )
+room_epochs = sa.Table(
+    "room_epochs",
+    metadata,
+    sa.Column("room_id", sa.String(32), primary_key=True),
+    sa.Column("epoch", sa.BigInteger, nullable=False),
+)
+"""The newest owner's epoch of each room run under a lease (:mod:`nertz.server.cluster`): an
+append carrying an older epoch is refused in its own transaction (fencing)."""
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
-
 """Where the Alembic scripts live."""
+
+MIGRATION_LOCK = 0x6E65727A
+"""The PostgreSQL advisory lock that lets one process at a time migrate ("nerz")."""
 
 BATCH_WINDOW = 0.004
 """Seconds a busy store waits to gather appends into one commit (an idle one commits at once)."""
@@ -130,6 +140,13 @@ class StoreError(RuntimeError):
     """The database refused a write; the table that made it must be rebuilt from the log."""
 
 
+
+
+class Fenced(StoreError):
+    """A write from a room's former owner: a newer owner (a higher epoch) has taken the room,
+    so this process must let it go (its log would fork otherwise)."""
+
+
 class StoreBusy(RuntimeError):
     """The database is overloaded: no connection came free in time (or another process held
     SQLite's write lock too long). Nothing was done; the caller may try again after
@@ -179,7 +196,7 @@ class Store:
         self._write_lock: asyncio.Lock | None = (
             asyncio.Lock() if engine.dialect.name == "sqlite" else None)
         """SQLite's writers take turns here (first come, first served), not in its busy loop."""
-        self._pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._pending: list[tuple[dict[str, Any], asyncio.Future[None], int | None]] = []
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
         self._closed = False
@@ -212,6 +229,10 @@ class Store:
 
         store = cls(engine)
         async with engine.begin() as conn:
+            if engine.dialect.name == "postgresql":
+                # Several processes may start at once on a fresh database: one migrates, the
+                # others wait here (until its transaction ends) and then find nothing to do.
+                await conn.execute(sa.text(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})"))
             await conn.run_sync(_upgrade)
         store._writer = asyncio.create_task(store._write_loop(), name="nertz-store-writer")
         return store
@@ -227,10 +248,12 @@ class Store:
     # ------------------------------------------------------------------------ the log
 
     def append_nowait(
-        self, room_id: str, seq: int, kind: str, data: dict[str, Any]
+        self, room_id: str, seq: int, kind: str, data: dict[str, Any], epoch: int | None = None
     ) -> asyncio.Future[None]:
         """Queue one log entry; the returned future completes once it is committed (or fails
-        with :class:`StoreError`). Entries commit in the order they were queued."""
+        with :class:`StoreError`). Entries commit in the order they were queued. With an
+        ``epoch`` (the room's owner's, under a lease) the entry is refused with :class:`Fenced`
+        if the room has a newer epoch: checked in the transaction that would store it."""
         if self._closed:
             raise StoreError("the store is closed")
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -241,13 +264,14 @@ class Store:
             "data": json.dumps(data, separators=(",", ":")),
             "at": time.time(),
         }
-        self._pending.append((row, fut))
+        self._pending.append((row, fut, epoch))
         self._wake.set()
         return fut
 
-    async def append(self, room_id: str, seq: int, kind: str, data: dict[str, Any]) -> None:
-        """Store one log entry and wait until it is durable."""
-        await self.append_nowait(room_id, seq, kind, data)
+    async def append(self, room_id: str, seq: int, kind: str, data: dict[str, Any],
+                     epoch: int | None = None) -> None:
+        """Store one log entry and wait until it is durable (see :meth:`append_nowait`)."""
+        await self.append_nowait(room_id, seq, kind, data, epoch)
 
     async def _write_loop(self) -> None:
         loop = asyncio.get_running_loop()
@@ -265,38 +289,53 @@ class Store:
                 if self._failed:
                     # A room whose entry failed takes no later entry: its log must have no gap.
                     kept = []
-                    for row, fut in batch:
+                    for row, fut, epoch in batch:
                         if row["room_id"] in self._failed:
                             if not fut.done():
                                 fut.set_exception(StoreError("an earlier action was not stored"))
                         else:
-                            kept.append((row, fut))
+                            kept.append((row, fut, epoch))
                     batch = kept
                     if not batch:
                         continue
+                fenced: set[str] = set()
                 try:
-                    await self._commit_rows([row for row, _ in batch])
+                    fenced = await self._commit_rows(batch)
                 except Exception as exc:  # any other database failure fails the whole batch
-                    self._failed.update(row["room_id"] for row, _ in batch)
-                    for _, fut in batch:
+                    self._failed.update(row["room_id"] for row, _, _ in batch)
+                    for _, fut, _ in batch:
                         if not fut.done():
                             fut.set_exception(StoreError(f"could not store the action: {exc}"))
                     continue
                 self.commits += 1
-                for _, fut in batch:
-                    if not fut.done():
+                self._failed.update(fenced)
+                for row, fut, epoch in batch:
+                    if fut.done():
+                        continue
+                    if row["room_id"] in fenced:
+                        fut.set_exception(Fenced(
+                            f"room {row['room_id']}: epoch {epoch} is no longer the newest; "
+                            "another process owns the room"))
+                    else:
                         fut.set_result(None)
             if self._closed and not self._pending:
                 return
 
-    async def _commit_rows(self, rows: list[dict[str, Any]]) -> None:
+    async def _commit_rows(
+        self, batch: list[tuple[dict[str, Any], asyncio.Future[None], int | None]]
+    ) -> set[str]:
+        """Store the batch's rows in one transaction, but for the rooms whose epoch is no
+        longer the newest (refused in that same transaction); returns those rooms."""
         # A busy database is waited out, however long: the rows are good, and failing them
         # would break their tables (each would have to be rebuilt from its log).
         while True:
             try:
                 async with self.transaction() as conn:
-                    await conn.execute(self._insert, rows)
-                return
+                    fenced = await _fenced_rooms(conn, batch)
+                    rows = [row for row, _, _ in batch if row["room_id"] not in fenced]
+                    if rows:
+                        await conn.execute(self._insert, rows)
+                return fenced
             except StoreBusy:
                 await asyncio.sleep(WRITER_RETRY)
 
@@ -328,6 +367,38 @@ class Store:
                 if is_busy(exc):
                     raise StoreBusy(f"the database is busy: {_first_line(exc)}") from exc
                 raise
+
+    async def fence(self, room_id: str, epoch: int) -> bool:
+        """Make ``epoch`` the room's newest (a new owner does this before reading the log):
+        False if the room already has a newer one. On PostgreSQL this waits for a former
+        owner's transaction in flight, so every append after it sees the new epoch."""
+        async with self.transaction() as conn:
+            result = await conn.execute(
+                room_epochs.update().where(room_epochs.c.room_id == room_id)
+                .where(room_epochs.c.epoch <= epoch).values(epoch=epoch))
+            if result.rowcount:
+                return True
+            newest = (await conn.execute(sa.select(room_epochs.c.epoch)
+                                         .where(room_epochs.c.room_id == room_id))).scalar()
+            if newest is not None:
+                return False
+            try:
+                async with conn.begin_nested():
+                    await conn.execute(room_epochs.insert().values(room_id=room_id, epoch=epoch))
+            except sa.exc.IntegrityError:
+                # Another owner's first claim won the race to the row: it is the newer one
+                # only if its epoch is.
+                newest = (await conn.execute(sa.select(room_epochs.c.epoch)
+                                             .where(room_epochs.c.room_id == room_id))).scalar()
+                return newest is not None and int(newest) <= epoch
+            return True
+
+    async def epoch(self, room_id: str) -> int | None:
+        """The room's newest epoch, or None if it was never run under a lease."""
+        async with self.connection() as conn:
+            value = (await conn.execute(sa.select(room_epochs.c.epoch)
+                                        .where(room_epochs.c.room_id == room_id))).scalar()
+        return None if value is None else int(value)
 
     async def load_log(self, room_id: str) -> list[LogEntry]:
         """A room's whole log, in order. Loading it (to rebuild the room) clears a failed
@@ -420,6 +491,15 @@ class Store:
             row = result.first()
         return None if row is None else dict(json.loads(row.replay))
 
+    async def match_finished_at(self, match_id: str) -> float | None:
+        """When a finished match was stored (``time.time()``), or None for no such match."""
+        async with self.connection() as conn:
+            result = await conn.execute(
+                sa.select(matches.c.finished_at).where(matches.c.id == match_id)
+            )
+            row = result.first()
+        return None if row is None else float(row.finished_at)
+
     async def room_matches(self, room_id: str) -> Sequence[str]:
         """The ids of a room's finished matches, oldest first."""
         async with self.connection() as conn:
@@ -428,6 +508,30 @@ class Store:
                 .order_by(matches.c.finished_at)
             )
             return [r.id for r in result]
+
+
+async def _fenced_rooms(
+    conn: Any, batch: list[tuple[dict[str, Any], asyncio.Future[None], int | None]]
+) -> set[str]:
+    """The rooms of ``batch`` whose entries carry an epoch older than the room's newest.
+
+    The update rewrites each checked row unchanged: on PostgreSQL that takes the row's lock, so
+    a new owner's :meth:`Store.fence` either waits for this transaction or, having committed
+    first, makes the condition false here (the row is re-read after the wait)."""
+    epochs: dict[str, int] = {}
+    for row, _, epoch in batch:
+        if epoch is not None:
+            epochs[row["room_id"]] = epoch
+    if not epochs:
+        return set()
+    result = await conn.execute(
+        room_epochs.update()
+        .where(sa.or_(*(sa.and_(room_epochs.c.room_id == room, room_epochs.c.epoch == epoch)
+                        for room, epoch in epochs.items())))
+        .values(epoch=room_epochs.c.epoch)
+        .returning(room_epochs.c.room_id))
+    current = {r.room_id for r in result}
+    return set(epochs) - current
 
 
 def _last_activity() -> Any:
@@ -467,6 +571,7 @@ async def reset_database(url: str) -> None:
 
 
 __all__ = [
+    "Fenced",
     "LogEntry",
     "MatchListener",
     "RoomRow",

@@ -3,7 +3,7 @@
 // Each file is answered from the cache and fetched again behind it (stale-while-revalidate):
 // the next start has the newest. The API and the game's socket always go to the server.
 
-const CACHE = 'nertz-page-v1';
+const CACHE = 'nertz-page-v2';
 const FILES = [
   '/',
   '/static/style.css',
@@ -12,7 +12,7 @@ const FILES = [
   '/static/js/main.js', '/static/js/dom.js', '/static/js/net.js', '/static/js/rules.js',
   '/static/js/table.js', '/static/js/cards.js', '/static/js/screens.js', '/static/js/names.js',
   '/static/js/replay.js', '/static/js/sound.js', '/static/js/merge.js', '/static/js/analysis.js',
-  '/static/js/players.js',
+  '/static/js/players.js', '/static/js/learn.js',
 ];
 
 self.addEventListener('install', (event) => {
@@ -32,7 +32,7 @@ function pageFile(request) {
   if (url.origin !== self.location.origin) return null;
   // Every page address (home, a room, a replay) is the same page.
   if (request.mode === 'navigate' && (url.pathname === '/' || url.pathname.startsWith('/r/') ||
-      /^\/(players\/|leaderboard|account|quick)/.test(url.pathname))) return '/';
+      /^\/(players\/|leaderboard|account|quick|learn)/.test(url.pathname))) return '/';
   if (url.pathname.startsWith('/static/')) return url.pathname;
   return null;
 }

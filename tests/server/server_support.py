@@ -109,13 +109,18 @@ def ask(ws: WebSocketTestSession, message: Message, timeout: float = 5.0) -> Mes
     return reply(ws, timeout)
 
 
+PASSING_KINDS = frozenset({"latency", "pointer", "emote"})
+"""Messages to every socket that are no answer to anyone."""
+
+
 def reply(ws: WebSocketTestSession, timeout: float = 5.0) -> Message:
-    """The next message to this client alone (broadcasts, which carry ``v``, and the periodic
-    ``latency`` report are skipped); ``TimeoutError`` if none comes within ``timeout``."""
+    """The next message to this client alone (broadcasts, which carry ``v``, and what passes
+    to everyone unversioned: the periodic ``latency`` report, pointers and emotes, are
+    skipped); ``TimeoutError`` if none comes within ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:
         m = recv(ws, max(0.0, deadline - time.monotonic()))
-        if ("v" not in m or m["type"] == "ack") and m["type"] != "latency":
+        if ("v" not in m or m["type"] == "ack") and m["type"] not in PASSING_KINDS:
             return m
 
 
@@ -309,6 +314,11 @@ def cards_in(message: Message, mover: int | None = None) -> list[tuple[int, Card
         c = _move_card(message["move"])
         if c is not None:
             found.append((mover, c))
+    elif kind == "pointer":  # a seat's drag: the card it holds
+        c = _card(message.get("card"))
+        if c is not None:
+            found.append((message["seat"], c))
+        message = {k: v for k, v in message.items() if k != "card"}
     body = {k: v for k, v in message.items() if k not in ("move", "type", "id", "error")}
     walk(body, None)
     return found

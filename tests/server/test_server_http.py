@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -195,6 +196,10 @@ def test_replay_download_scores_identically(client: TestClient) -> None:
         assert rd.result.score.ended == res["ended"]
     assert done.match.totals == results[-1]["totals"]
     assert done.match.winner == results[-1]["winner"]
+    # The viewer's frames say when the match was played (its title shows the date).
+    frames = client.get(f"/api/matches/{match_id}/frames").json()
+    assert abs(frames["finished_at"] / 1000 - time.time()) < 600
+    assert frames["rounds"][0]["deal"]["starts"] == [1]
     # The match's analysis is the engine's analysis of that same file, stored or uploaded.
     report = client.get(f"/api/matches/{match_id}/analysis")
     assert report.status_code == 200

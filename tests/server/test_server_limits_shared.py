@@ -1,7 +1,8 @@
 """Limits that hold for the whole service, kept in the real Redis (127.0.0.1:6379, or
 ``NERTZ_TEST_REDIS``): two limiters standing for two processes share rates, socket counts and
 bars; a killed process's sockets stop counting once its lease lapses; a lapsed lease is written
-back; two servers given the same Redis refuse together what one would. Every test has its own
+back; two servers given the same Redis refuse together what one would, and so do the workers of
+``nertz serve --workers 2``. Every test has its own
 key prefix and removes its keys."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -244,3 +246,52 @@ def test_two_servers_share_the_limits_of_one(prefix: str, tmp_path: Path) -> Non
             except InvalidStatus:
                 assert time.monotonic() < deadline, "the freed socket was not given back"
                 time.sleep(0.05)
+
+
+def test_a_multi_process_server_holds_its_limits_as_one(prefix: str, pg_url: str) -> None:
+    help_text = subprocess.run([sys.executable, "-m", "nertz.cli", "serve", "--help"],
+                               capture_output=True, text=True, check=False).stdout
+    if "--workers" not in help_text:
+        pytest.skip("this nertz serve has no --workers yet")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    base = f"http://127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "nertz.cli", "serve", "--port", str(port), "--workers", "2",
+           "--redis", REDIS, "--db", pg_url, "--rooms-per-minute", "3",
+           "--sockets-per-address", "2"]
+    if "--redis-prefix" in help_text:
+        cmd += ["--redis-prefix", prefix]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            try:
+                if httpx.get(base + "/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.2)
+        # Each request reaches either worker: three rooms in all, then refused.
+        made = [httpx.post(base + "/api/rooms", json={"seats": 2}, timeout=10)
+                for _ in range(3)]
+        assert [r.status_code for r in made] == [201, 201, 201]
+        assert httpx.post(base + "/api/rooms", json={"seats": 2}, timeout=10).status_code == 429
+        url = base.replace("http://", "ws://") + f"/ws/{made[0].json()['room']}"
+        with ExitStack() as stack:
+            for _ in range(2):
+                stack.enter_context(connect(url))
+            for _ in range(4):  # whichever worker takes it
+                with pytest.raises(InvalidStatus) as info:
+                    connect(url).close()
+                assert info.value.response.status_code == 429
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

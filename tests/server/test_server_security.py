@@ -80,6 +80,7 @@ class Person:
         self.rng = random.Random(seat)
         self.n = 0
         self.results: list[dict[str, Any]] = []
+        self.pointers = 0
 
     def read(self, timeout: float) -> dict[str, Any] | None:
         try:
@@ -104,6 +105,20 @@ class Person:
         if self.n % 12 == 3:
             self.ws.send_json({"type": "sync", "since": None})
             return
+        if self.n % 4 == 2:
+            # A drag: now of a card it holds face up, now of one it may not see (a probe the
+            # server must pass on without its card).
+            own = v["tableaus"][self.seat]
+            held = [(c, "N") for c in [own["nertz_top"]] if c] + [
+                (c, str(i + 1)) for i, p in enumerate(own["work"]) for c in p["up"]]
+            card, src = (self.rng.choice(held) if held and self.n % 8 == 2 else
+                         (self.rng.choice(["KS", "7H", "AD", "2C", "X1"]),
+                          self.rng.choice(["N", "W", "1", "2"])))
+            self.ws.send_json({"type": "pointer", "at": "F", "x": 0.5, "y": 0.5,
+                               "card": card, "src": src})
+            self.pointers += 1
+            if self.n % 16 == 14:
+                self.ws.send_json({"type": "pointer", "at": None})
         if self.n % 6 == 1:
             # Probe for hidden cards: a run starting at a card this seat may not see.
             move = f"{self.rng.randint(1, 4)}:{self.rng.choice(['KS', '7H', 'AD', '2C'])}-2"
@@ -183,6 +198,8 @@ def test_no_hidden_card_leaves_the_server(
     assert watch.kinds["rejected"] > 0 or person.n == 0
     assert watch.kinds["state"] >= 2
     assert watch.cards["update"] > 20 and watch.cards["state"] > 0
+    # Drags were passed on, some with the card held (each checked face up when sent).
+    assert person.pointers == 0 or watch.kinds["pointer"] > 0
 
 
 def test_the_check_catches_a_leak() -> None:
@@ -206,3 +223,10 @@ def test_the_check_catches_a_leak() -> None:
     sneaky = dict(honest, note=str(rnd.tableaus[1].nertz[0]))
     with pytest.raises(AssertionError, match="outside any pile"):
         watch.check(protocol.encode(sneaky))
+    # A drag holding a card under the Nertz top (or a stock card) is caught too.
+    held = {"type": "pointer", "seat": 0, "player": "p", "at": "F", "x": 0.5, "y": 0.5,
+            "card": str(rnd.tableaus[0].nertz[-1]), "src": "N"}
+    watch.check(protocol.encode(held))
+    for hidden in (rnd.tableaus[0].nertz[0], rnd.tableaus[0].stock[-1]):
+        with pytest.raises(AssertionError, match="shows"):
+            watch.check(protocol.encode(dict(held, card=str(hidden))))

@@ -158,6 +158,10 @@ def test_two_people_and_two_bots_play_a_round_to_the_call(server: Any, new_page:
         steps = int(ann_page.get_attribute("#replay-slider", "max"))
         assert steps == len(data["rounds"][0]["moves"])
         assert ann_page.locator("#replay .opp").count() == 4
+        # Its title names the players and the date it was played.
+        year = str(time.gmtime().tm_year)
+        assert year in (ann_page.text_content("#replay h1 time.played-on") or "")
+        assert year in ann_page.title() and "Ann" in ann_page.title()
         ann_page.keyboard.press("ArrowRight")
         assert ann_page.text_content("#replay-step").startswith("1/")
         ann_page.click("#replay-next")

@@ -109,3 +109,5 @@ def test_quick_match_screen_lists_public_tables(server: Any, new_page: Any, axe:
     page.wait_for_url("**/r/*")
     page.wait_for_selector("#lobby #seats")
     assert page.locator("#seats .player-name", has_text="Rae").count() == 1
+    # The lobby shows each seated player's rating in the room's family (a new player: 1000).
+    page.wait_for_selector("#room-ratings li:has-text('Rae 1000')")

@@ -25,7 +25,7 @@ import contextlib
 import gc
 import logging
 import math
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -45,9 +45,10 @@ from nertz.analysis import analyse
 from nertz.errors import ReplayError, RulesError
 from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rules
 from nertz.server import protocol
+from nertz.server.cluster.remote import RemoteSocket
 from nertz.server.edge.connection import Connection
 from nertz.server.edge.latency import PING_INTERVAL, Prober
-from nertz.server.hub import ROOM_IDLE_SECONDS, Hub
+from nertz.server.hub import ROOM_IDLE_SECONDS, Hub, OwnedElsewhere
 from nertz.server.limits import (
     Limits,
     MemoryLimits,
@@ -63,6 +64,7 @@ from nertz.server.room.lobby import Player
 from nertz.server.room.messages import CommandError, Error, Kicked, Stamp
 from nertz.server.room.races import wall_ms
 from nertz.server.store import Store, StoreBusy, is_busy
+from nertz.server.tutorial import lesson
 
 log = logging.getLogger("nertz.app")
 
@@ -246,6 +248,7 @@ def create_app(
     redis_url: str | None = None,
     limits: Limits | None = None,
     ping_interval: float = PING_INTERVAL,
+    redis_prefix: str | None = None,
 ) -> FastAPI:
     """The application; storage opens (and migrates) at start-up and every live room returns.
 
@@ -260,14 +263,19 @@ def create_app(
     The limits that hold for the whole service (rooms and unknown tokens per address, sockets
     per address and per player, kick bars) are ``limits`` if given, else kept in Redis at
     ``redis_url`` (shared by every process given it), else in this process's memory.
-    ``max_sockets`` guards this process's own files, so it is counted here either way."""
+    ``max_sockets`` guards this process's own files, so it is counted here either way.
+
+    With ``redis_url`` the app is also one process of a service of many (``nertz serve
+    --workers``, :mod:`nertz.server.cluster`): it owns the rooms whose leases it holds, and
+    pipes the sockets and relays the requests of other rooms to their owners over Redis
+    (``redis_prefix`` keeps services sharing one Redis apart)."""
     state: dict[str, Any] = {}
     sockets = SocketCaps(0, max_sockets)
     if limits is None:
         if redis_url is not None:
             from nertz.server.cluster.limits import RedisLimits
 
-            limits = RedisLimits(redis_url)
+            limits = RedisLimits(redis_url, redis_prefix or "nertz:")
         else:
             limits = MemoryLimits()
     shared: Limits = limits
@@ -276,8 +284,21 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await shared.start()
         store = await Store.open(db_url)
+        node = None
+        if redis_url is not None:
+            from nertz.server.cluster import DEFAULT_PREFIX, Node
+
+            try:
+                node = await Node.connect(redis_url, redis_prefix or DEFAULT_PREFIX)
+            except BaseException:
+                await store.close()
+                await shared.close()
+                raise
+            node.on_socket = _remote_socket
+            node.relay.calls.update({"info": _call_info, "join": _call_join})
+            state["node"] = node
         hub = Hub(store, start_bots=start_bots, deal_seed=deal_seed,
-                  idle_seconds=room_idle_seconds)
+                  idle_seconds=room_idle_seconds, node=node)
         restored = await hub.restore_all()
         log.info("nertz: %d rooms restored", restored)
         # Everything alive now (imports, the restored rooms) stays alive: keep the collector
@@ -290,6 +311,8 @@ def create_app(
             yield
         finally:
             await hub.close()
+            if node is not None:
+                await node.close()
             await store.close()
             await shared.close()
 
@@ -342,12 +365,13 @@ def create_app(
             raise ApiError(400, f"not JSON: {exc}") from None
 
     async def find_room(key: str) -> LiveRoom | None:
-        """The room, rebuilt if need be; a room that cannot be rebuilt is a 503, not a crash."""
+        """The room, rebuilt if need be; a room that cannot be rebuilt is a 503, not a crash.
+        Raises :class:`OwnedElsewhere` for a room another process owns."""
         if len(key) > 32:
             return None
         try:
             return await hub().get(key)
-        except StoreBusy:
+        except (StoreBusy, OwnedElsewhere):
             raise
         except Exception:
             log.exception("room %s could not be loaded", key)
@@ -420,6 +444,10 @@ def create_app(
 
     async def _join(request: Request, room: LiveRoom, name: str,
                     spectator: bool) -> dict[str, Any]:
+        return await _tie(request, room.id, await _join_table(room, name, spectator))
+
+    async def _join_table(room: LiveRoom, name: str, spectator: bool) -> dict[str, Any]:
+        """Seat a person at the room's table (this process owns it): the seat and its token."""
         try:
             player, token = await room.join(name, spectator)
         except CommandError as exc:
@@ -429,14 +457,18 @@ def create_app(
             raise ApiError(400, str(exc)) from None
         if room.table.broken:
             raise ApiError(503, "the room could not store the join; try again")
-        out = {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
-               "host": player.id == room.table.host}
+        return {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
+                "host": player.id == room.table.host, "name": player.name}
+
+    async def _tie(request: Request, room_id: str, out: dict[str, Any]) -> dict[str, Any]:
+        """Tie a seat just taken to the request's player (on the process the request reached,
+        which may not own the room: the players' records are in the shared database)."""
+        name = out.pop("name")
         try:
             # The server decides who joined: the request's identity, or a new guest.
-            profile, identity = await players().joined(request, room.id, player.id,
-                                                       player.name)
+            profile, identity = await players().joined(request, room_id, out["player"], name)
         except Exception:  # the seat stands without a profile (unrated), not a failed join
-            log.exception("room %s: could not tie %s to a player", room.id, player.id)
+            log.exception("room %s: could not tie %s to a player", room_id, out["player"])
         else:
             out["profile"] = profile.id
             if identity is not None:
@@ -445,29 +477,79 @@ def create_app(
 
     @app.get("/api/rooms/{key}", **API["get_room"])
     async def get_room(key: str) -> dict[str, Any]:
-        room = await find_room(key)
-        if room is None and len(key) <= 32:
-            closed = await hub().closed_info(key)
-            if closed is not None:
-                return closed
-        return (await room_or_404(key)).table.room_info()
+        try:
+            room = await find_room(key)
+            if room is None and len(key) <= 32:
+                closed = await hub().closed_info(key)
+                if closed is not None:
+                    return closed
+            return (await room_or_404(key)).table.room_info()
+        except OwnedElsewhere as exc:
+            return await _relayed(exc, "info", {"room": exc.room_id})  # type: ignore[no-any-return]
 
     @app.post("/api/rooms/{key}/join", **API["join_room"])
     async def join_room(key: str, request: Request) -> JSONResponse:
-        room = await room_or_404(key)
+        room: LiveRoom | None = None
+        try:
+            room = await room_or_404(key)
+            room_id = room.id
+        except OwnedElsewhere as exc:
+            elsewhere = exc
+            room_id = exc.room_id
         data: JoinRoom = await body(request, JoinRoom)
         address = request.client.host if request.client else "?"
         with contextlib.suppress(protocol.ProtocolError):  # a bad name is refused by the join
             looks = protocol.name_skeleton(protocol.clean_name(data.name))
-            wait = max(await shared.barred(f"{room.id} address {address}"),
-                       await shared.barred(f"{room.id} name {looks}"))
+            wait = max(await shared.barred(f"{room_id} address {address}"),
+                       await shared.barred(f"{room_id} name {looks}"))
             if wait:
                 raise ApiError(403, "you were removed from this room by its host: you may join "
                                     f"again in {math.ceil(wait / 60)} min",
                                {"Retry-After": str(math.ceil(wait))})
-        out = await _join(request, room, data.name, data.spectator)
-        out["room"] = room.id
+        if room is not None:
+            out = await _join(request, room, data.name, data.spectator)
+        else:
+            # Another process owns the room: it seats the person; the identity is tied here.
+            seated = await _relayed(elsewhere, "join", {
+                "room": room_id, "name": data.name, "spectator": data.spectator})
+            out = await _tie(request, room_id, dict(seated))
+        out["room"] = room_id
         return _with_identity(request, out, 200)
+
+    async def _relayed(exc: OwnedElsewhere, op: str, args: dict[str, Any]) -> Any:
+        """Ask the room's owner (another process) to answer the request."""
+        from nertz.server.cluster import RelayError
+
+        try:
+            return await state["node"].relay.call(exc.owner, op, args)
+        except RelayError as err:
+            raise ApiError(err.status, str(err)) from None
+
+    async def _owned(room_id: str) -> LiveRoom:
+        """The room a relayed request is for, which must be owned here."""
+        from nertz.server.cluster import RelayError
+
+        try:
+            room = await find_room(room_id)
+        except OwnedElsewhere:
+            raise RelayError("the room moved to another process: try again", 503) from None
+        except ApiError as exc:
+            raise RelayError(exc.message, exc.status) from None
+        if room is None:
+            raise RelayError(f"no room {room_id!r}", 404)
+        return room
+
+    async def _call_info(args: dict[str, Any]) -> dict[str, Any]:
+        return (await _owned(args["room"])).table.room_info()
+
+    async def _call_join(args: dict[str, Any]) -> dict[str, Any]:
+        from nertz.server.cluster import RelayError
+
+        room = await _owned(args["room"])
+        try:
+            return await _join_table(room, args["name"], args["spectator"])
+        except ApiError as exc:
+            raise RelayError(exc.message, exc.status) from None
 
     @app.get("/api/matches/{match_id}/replay", **API["match_replay"])
     async def match_replay(match_id: str) -> Response:
@@ -480,12 +562,20 @@ def create_app(
             headers={"Content-Disposition": f'attachment; filename="{match_id}.nertz.json"'},
         )
 
+    @app.get("/api/tutorial", **API["tutorial"])
+    async def tutorial() -> Response:
+        # One fixed lesson, made once (nertz.server.tutorial).
+        return Response(msgspec.json.encode(lesson()), media_type="application/json")
+
     @app.get("/api/matches/{match_id}/frames", **API["match_frames"])
     async def match_frames(match_id: str) -> Response:
         data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if data is None:
             raise ApiError(404, f"no finished match {match_id!r}")
-        return await _frames_response(data)
+        # When it was played, for the viewer's title (ms since the epoch).
+        finished = await hub().store.match_finished_at(match_id)
+        return await _frames_response(
+            data, {} if finished is None else {"finished_at": round(finished * 1000)})
 
     @app.post("/api/matches/{match_id}/same_deal", **API["same_deal"])
     async def same_deal(match_id: str, request: Request) -> JSONResponse:
@@ -538,17 +628,19 @@ def create_app(
                                 f"(this one has {moves})")
         return file
 
-    async def _frames_response(data: dict[str, Any]) -> Response:
+    async def _frames_response(data: dict[str, Any], extra: dict[str, Any]) -> Response:
         try:
             file = replay.from_json(data)
         except ReplayError as exc:  # pragma: no cover - stored files are ours
             raise ApiError(500, str(exc)) from None
-        return await _frames_file(file)
+        return await _frames_file(file, extra)
 
     frames_lock = asyncio.Lock()
 
-    async def _frames_file(file: replay.ReplayFile) -> Response:
-        return await _played_through(lambda: msgspec.json.encode(replay.frames(file)))
+    async def _frames_file(file: replay.ReplayFile, extra: dict[str, Any] | None = None
+                           ) -> Response:
+        return await _played_through(
+            lambda: msgspec.json.encode(replay.frames(file) | (extra or {})))
 
     async def _analysis_file(file: replay.ReplayFile) -> Response:
         return await _played_through(lambda: msgspec.json.encode(analyse(file).to_json()))
@@ -583,7 +675,9 @@ def create_app(
                 await ws.accept()
                 conn = Connection(ws, address)
                 try:
-                    await _serve(ws, conn, room_id)
+                    await _serve(ws.receive, conn, room_id)
+                except OwnedElsewhere as exc:
+                    await _pipe(ws, conn, exc)
                 finally:
                     await conn.finish()
             finally:
@@ -601,7 +695,48 @@ def create_app(
         else:
             await ws.close(code=1013, reason=message[:120])
 
-    async def _serve(ws: WebSocket, conn: Connection, room_id: str) -> None:
+    async def _pipe(ws: WebSocket, conn: Connection, exc: OwnedElsewhere) -> None:
+        """Another process owns the room: carry the socket's frames there and its answers
+        back (:mod:`nertz.server.cluster.pipe`)."""
+        pipes = state["node"].pipes
+        socket_id = pipes.start(exc.room_id, exc.owner, conn, conn.address)
+        try:
+            while not conn.closed:
+                frame = await ws.receive()
+                if frame["type"] == "websocket.disconnect":
+                    break
+                pipes.forward(socket_id, frame)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            pipes.end(socket_id)
+
+    remote_sessions: set[asyncio.Task[None]] = set()
+
+    def _remote_socket(room_id: str, sock: RemoteSocket) -> None:
+        """A socket another process holds for a room owned here: its session runs here, the
+        same as for this process's own sockets."""
+        task = asyncio.get_running_loop().create_task(_remote_session(room_id, sock))
+        remote_sessions.add(task)
+        task.add_done_callback(remote_sessions.discard)
+
+    async def _remote_session(room_id: str, sock: RemoteSocket) -> None:
+        from nertz.server.cluster.pipe import MOVED_CODE
+
+        try:
+            await _serve(sock.receive, sock, room_id)
+        except OwnedElsewhere:
+            sock.close(MOVED_CODE, "the room moved: reconnect")
+        except Exception:
+            log.exception("room %s: a relayed socket failed", room_id)
+        finally:
+            sock.close()
+            state["node"].forget_socket(sock)
+
+    async def _serve(receive: Callable[[], Awaitable[Message]], conn: Connection | RemoteSocket,
+                     room_id: str) -> None:
+        # ``receive``: the socket's frames, read here or (a socket held by another process
+        # for a room owned here) relayed from there.
         try:
             room = await find_room(room_id)
             closed = room is None and len(room_id) <= 32 and \
@@ -631,7 +766,7 @@ def create_app(
             while not conn.closed:
                 try:
                     frame = await asyncio.wait_for(
-                        ws.receive(),
+                        receive(),
                         timeout=None if said_hello else max(0.0, hello_by - loop.time()),
                     )
                 except TimeoutError:
@@ -700,6 +835,10 @@ def create_app(
                         conn.send(_error("unavailable", f"the server is busy: try again in "
                                                         f"{exc.retry_after} s"))
                         continue
+                    except OwnedElsewhere:
+                        # Another process took the room: the client reconnects and reaches it.
+                        conn.close(1012, "the room moved: reconnect")
+                        break
                     if fresh is None:  # closed meanwhile (nobody else was in it)
                         conn.send(_error("room_closed", "this room has closed"))
                         break
@@ -728,7 +867,7 @@ def create_app(
             if player_scope is not None:
                 await shared.let_go(player_scope)
 
-    def _dispatch(room: LiveRoom, player: Player, msg: Any, conn: Connection,
+    def _dispatch(room: LiveRoom, player: Player, msg: Any, conn: Connection | RemoteSocket,
                   stamp: Stamp) -> None:
         # Hello and sync are the socket's business; every other message is the table's.
         if isinstance(msg, protocol.Sync):
@@ -738,14 +877,15 @@ def create_app(
         else:
             room.handle(player, msg, conn, stamp)
 
-    async def _kick(room: LiveRoom, by: Player, msg: protocol.Kick, conn: Connection) -> None:
+    async def _kick(room: LiveRoom, by: Player, msg: protocol.Kick,
+                    conn: Connection | RemoteSocket) -> None:
         target_id = msg.player
         target = room.table.players.get(target_id)
         sinks = room.fanout.sinks
         theirs = {sink.address for sink, pid in sinks.items()
-                  if pid == target_id and isinstance(sink, Connection)}
+                  if pid == target_id and isinstance(sink, Connection | RemoteSocket)}
         others = {sink.address for sink, pid in sinks.items()
-                  if pid != target_id and isinstance(sink, Connection)}
+                  if pid != target_id and isinstance(sink, Connection | RemoteSocket)}
         room.handle(by, msg, conn)
         if target is None or target_id in room.table.players:
             return  # refused: the sender was told why
@@ -779,6 +919,10 @@ def create_app(
 
         @app.api_route("/r/{code}", methods=["GET", "HEAD"], include_in_schema=False)
         async def room_page(code: str) -> FileResponse:
+            return page()
+
+        @app.api_route("/learn", methods=["GET", "HEAD"], include_in_schema=False)
+        async def learn_page() -> FileResponse:
             return page()
 
         # The players' screens (nertz/web/js/players.js) are the same page.

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from nertz.server import protocol
-from nertz.server.room.messages import EVERYONE, SENDER, Effects, ServerMessage
+from nertz.server.room.messages import EVERYONE, PASSING, SENDER, Effects, ServerMessage
 
 HISTORY: Final = 512
 """Broadcasts kept for catching up; a client further behind gets the whole state."""
@@ -69,6 +69,11 @@ class Fanout:
                 self._queue(None, data, send.version)
                 self.changed.set()
                 self.changed = asyncio.Event()
+            elif send.to == PASSING:
+                # In order with the changes before it (a pointer never shows a card before
+                # the update that put it there), to the sockets here now; no version.
+                for sink in list(self.sinks):
+                    self._queue(sink, data)
             elif send.to == SENDER:
                 if sender is not None:
                     self._queue(sender, data)

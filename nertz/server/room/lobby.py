@@ -25,6 +25,12 @@ RECONNECT_SECONDS: Final = 300.0
 """How long a dropped player's seat waits for them before it counts as vacant."""
 MOVES_PER_SECOND: Final = 10.0
 """The fastest a human can play; faster actions are refused (token bucket, this burst)."""
+POINTERS_PER_SECOND: Final = 10.0
+"""The most pointer positions of one player the room passes on a second (more are dropped:
+a pointer is a passing moment, the next one says where it is)."""
+EMOTE_BURST: Final = 3
+EMOTES_PER_SECOND: Final = 0.5
+"""Quick reactions: a burst of :data:`EMOTE_BURST`, then one every two seconds."""
 MAX_PEOPLE: Final = 64
 """The most people (and bots) one room takes."""
 
@@ -79,6 +85,12 @@ class Player:
     moves: TokenBucket = field(default_factory=lambda: TokenBucket(MOVES_PER_SECOND,
                                                                    MOVES_PER_SECOND))
     answers: OrderedDict[str, ServerMessage] = field(default_factory=OrderedDict)
+    pointers: TokenBucket = field(default_factory=lambda: TokenBucket(POINTERS_PER_SECOND,
+                                                                      POINTERS_PER_SECOND / 2))
+    pointing: bool = False
+    """A pointer of this player's was passed on and its drag has not ended."""
+    emotes: TokenBucket = field(default_factory=lambda: TokenBucket(EMOTES_PER_SECOND,
+                                                                    EMOTE_BURST))
 
     @property
     def vacant(self) -> bool:

@@ -176,6 +176,28 @@ class Pong(ServerMessage, tag="pong"):
     server: float
 
 
+class PointerMoved(ServerMessage, tag="pointer", omit_defaults=True):
+    """Seat ``seat``'s player ``player`` drags: as the client's ``pointer`` (``at`` None: the
+    drag ended), with ``card`` only when it is face up to everyone at that moment
+    (unversioned: a passing measure)."""
+
+    seat: int
+    player: str
+    at: str | None = None
+    x: float = 0.0
+    y: float = 0.0
+    card: str | None = None
+    src: str | None = None
+
+
+class Emoted(ServerMessage, tag="emote"):
+    """Seat ``seat``'s player ``player`` reacted with ``emote`` (unversioned)."""
+
+    seat: int
+    player: str
+    emote: str
+
+
 class Ping(ServerMessage, tag="ping"):
     """The server's own round-trip probe (to a client that asked for them in ``hello``): answer
     at once with a ``pong`` carrying this ``id``."""
@@ -198,6 +220,9 @@ EVERYONE: Final = "*"
 """Audience: every socket of the room (a versioned broadcast)."""
 SENDER: Final = ""
 """Audience: the socket the command came from."""
+PASSING: Final = "~"
+"""Audience: every socket of the room, unversioned and kept out of the history (pointers,
+emotes: passing moments, not state; a client that missed one has missed nothing)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,8 +105,6 @@ class HoldStats:
     """Foundation plays applied at once (nobody could answer them)."""
     held: list[float] = field(default_factory=list)
     """Each ordered play's wait from arrival to decision (ms)."""
-    held_contested: list[bool] = field(default_factory=list)
-    """Whether each such play met a competing play (a race) while waiting or at its decision."""
 
 
 # --------------------------------------------------------------------------- automation

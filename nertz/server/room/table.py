@@ -45,13 +45,16 @@ from nertz.server.room.clock import Clock
 from nertz.server.room.lobby import MOVES_PER_SECOND, Lobby, Player, bot_name, token_hash
 from nertz.server.room.messages import (
     EVERYONE,
+    PASSING,
     SENDER,
     Ack,
     CaughtUp,
     CommandError,
     Effects,
+    Emoted,
     Kicked,
     Latency,
+    PointerMoved,
     Pong,
     RaceWon,
     Rejected,
@@ -80,8 +83,14 @@ from nertz.server.room.races import (
     wall_ms,
 )
 from nertz.server.store import LogEntry, Store, StoreError
+from nertz.views import tableau_view
 
 log = logging.getLogger("nertz.table")
+
+
+def _fraction(value: float) -> float:
+    """A pointer coordinate kept to 0..1 (anything else, NaN included, to the nearest end)."""
+    return round(min(1.0, max(0.0, value)), 3) if value == value else 0.0
 
 MAX_COUNTDOWN_MS: Final = 10_000
 """The longest start countdown the host may ask for."""
@@ -134,6 +143,9 @@ class Table:
         self.countdown_ms = 0
         self.broken = False
         self.closed = False
+        self.epoch: int | None = None
+        """The lease epoch this process owns the room under (many processes), stamped on every
+        append so that the store refuses them once a newer owner has taken the room."""
         self.deal_seed: int | None = None
         """Set by ``nertz serve --deal-seed``: matches are dealt from it, not at random."""
         self.same_deal: tuple[str, int | str] | None = None
@@ -201,11 +213,14 @@ class Table:
     async def create(
         cls, store: Store, rules: Rules, seats: int, room_id: str, code: str,
         same_deal: tuple[str, int | str] | None = None, fair_races: bool | None = None,
+        epoch: int | None = None,
     ) -> Table:
         """A new room, stored. ``same_deal`` (a finished match's id and deal seed) makes the
         room's first match deal that match's cards again: the "same deal" challenge.
-        ``fair_races`` turns latency-fair races on or off (None: on while a person is seated)."""
+        ``fair_races`` turns latency-fair races on or off (None: on while a person is seated).
+        ``epoch``: see :attr:`epoch`."""
         table = cls(store, room_id, code, rules, seats)
+        table.epoch = epoch
         spec = rules.to_spec()
         await store.create_room(room_id, code, spec, seats)
         data: dict[str, Any] = {"rules": spec, "seats": seats}
@@ -221,10 +236,12 @@ class Table:
     @classmethod
     async def restore(
         cls, store: Store, room_id: str, code: str, rules: Rules, seats: int,
-        entries: list[LogEntry],
+        entries: list[LogEntry], epoch: int | None = None,
     ) -> Table:
-        """Rebuild a room from its log, then pick up its clocks where they stopped."""
+        """Rebuild a room from its log, then pick up its clocks where they stopped
+        (``epoch``: see :attr:`epoch`)."""
         table = cls(store, room_id, code, rules, seats)
+        table.epoch = epoch
         # Versions number one process's broadcasts, and a client may still hold one from the
         # process before: start above any it can have reached (that would take more than one
         # broadcast a millisecond), so an old ``since`` gets the whole state, never a history
@@ -332,7 +349,7 @@ class Table:
         to the store; what the command sends waits for its commit."""
         self._check_alive()
         events = self._apply(kind, data)
-        fut = self.store.append_nowait(self.id, self.seq, kind, data)
+        fut = self.store.append_nowait(self.id, self.seq, kind, data, self.epoch)
         self.seq += 1
         self._pending.add(fut)
         fut.add_done_callback(self._stored)
@@ -562,6 +579,10 @@ class Table:
             self._next_round(player, msg.countdown_ms)
         elif isinstance(msg, protocol.BotSeat):
             self._bot_seat(player, msg.seat, msg.bot, msg.level)
+        elif isinstance(msg, protocol.Pointer):
+            self._pointer(player, msg)
+        elif isinstance(msg, protocol.Emote):
+            self._emote(player, msg.emote)
         else:  # hello and sync belong to the socket edge
             raise CommandError("bad_message", f"{type(msg).__name__.lower()} is not a command "
                                               "for the table")
@@ -640,6 +661,53 @@ class Table:
         if not player.moves.take(time.monotonic()):
             raise CommandError("too_fast", f"too fast: at most {MOVES_PER_SECOND:g} moves "
                                "a second")
+
+    # ------------------------------------------------------------------ pointers and emotes
+
+    def _pointer(self, player: Player, msg: protocol.Pointer) -> None:
+        """Pass a seated player's drag on to the room: at most
+        :data:`~nertz.server.room.lobby.POINTERS_PER_SECOND` a second (more are dropped, no
+        error: the next one says where it is), while a round is played, and with its card only
+        when that card is face up to everyone on the player's pile now."""
+        rnd = self.round
+        seat = player.seat
+        if seat is None or rnd is None or self.phase is not Phase.PLAYING or rnd.ended:
+            return
+        if msg.at is None:
+            # One end per drag passed on, so the others' copy of it goes; never more.
+            if player.pointing:
+                player.pointing = False
+                self._send(PASSING, PointerMoved(seat, player.id))
+            return
+        if not player.pointers.take(time.monotonic()):
+            return
+        card = msg.card if self._face_up(seat, msg.src, msg.card) else None
+        player.pointing = True
+        self._send(PASSING, PointerMoved(seat, player.id, msg.at, _fraction(msg.x),
+                                         _fraction(msg.y), card,
+                                         msg.src if card is not None else None))
+
+    def _face_up(self, seat: int, src: str | None, card: str | None) -> bool:
+        """Whether ``card`` lies face up on seat ``seat``'s pile ``src`` now: in its public
+        view (:func:`nertz.views.tableau_view`), the only cards a pointer may show."""
+        if self.round is None or src is None or card is None:
+            return False
+        tv = tableau_view(self.round, seat)
+        if src == "N":
+            return tv.nertz_top is not None and str(tv.nertz_top) == card
+        if src == "W":
+            return tv.waste_top is not None and str(tv.waste_top) == card
+        k = int(src) - 1
+        return 0 <= k < len(tv.work_up) and card in (str(c) for c in tv.work_up[k])
+
+    def _emote(self, player: Player, emote: str) -> None:
+        """A seated player's quick reaction, to everyone; a burst of
+        :data:`~nertz.server.room.lobby.EMOTE_BURST`, then one every two seconds."""
+        if player.seat is None:
+            raise CommandError("not_seated", "only a seated player can send a reaction")
+        if not player.emotes.take(time.monotonic()):
+            raise CommandError("too_fast", "too many reactions: one every 2 seconds")
+        self._send(PASSING, Emoted(player.seat, player.id, emote))
 
     # ------------------------------------------------------------------ messages
 

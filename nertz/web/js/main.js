@@ -8,6 +8,7 @@ import {applyLocal, clone, lift, parseMove} from './rules.js';
 import {TableView} from './table.js';
 import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet, countUp} from './screens.js';
 import {ReplayViewer} from './replay.js';
+import {learnScreen} from './learn.js';
 import {fetchAnalysis} from './analysis.js';
 import {beep, soundOn, setSound} from './sound.js';
 import {label, friendly} from './cards.js';
@@ -32,6 +33,7 @@ const S = {
 let conn = null;
 let tableView = null;
 let replayView = null;
+let learnView = null;
 let seq = 0;
 let countdownTimer = null;
 
@@ -76,6 +78,7 @@ function teardown() {
   if (conn) { conn.close(); conn = null; }
   if (tableView) { tableView.destroy(); tableView = null; }
   if (replayView) { replayView.destroy(); replayView = null; }
+  if (learnView) { learnView.destroy(); learnView = null; }
   clearInterval(countdownTimer);
   if (overlayEl) { overlayEl.remove(); overlayEl = null; }
   overlayKey = '';
@@ -88,6 +91,11 @@ async function route() {
   const m = /^\/r\/([^/]+)\/?$/.exec(location.pathname);
   const params = new URLSearchParams(location.search);
   if (m) return enterRoom(decodeURIComponent(m[1]));
+  if (location.pathname === '/learn') {
+    document.title = 'Nertz · learn to play';
+    learnView = await learnScreen(root, app);
+    return;
+  }
   if (playersRoute(location.pathname, root, app)) return;
   if (params.get('replay')) {
     const id = params.get('replay');
@@ -105,9 +113,14 @@ async function route() {
 
 window.addEventListener('popstate', route);
 
+/** A match's date in the reader's own words ("1 Dec 2026"). */
+export function playedOn(ms) {
+  return new Date(ms).toLocaleDateString(undefined, {day: 'numeric', month: 'short', year: 'numeric'});
+}
+
 function openReplay(frames, title, loadAnalysis = null, start = {}) {
   teardown();
-  document.title = `Nertz replay: ${frames.players.join(', ')}`;
+  document.title = `Nertz replay: ${frames.players.join(', ')}${frames.finished_at ? `, ${playedOn(frames.finished_at)}` : ''}`;
   replayView = new ReplayViewer(root, frames, title, app, start);
   if (loadAnalysis) replayView.showAnalysis(loadAnalysis);
 }
@@ -146,12 +159,13 @@ function send(msg) {
 
 // ------------------------------------------------------------------ own moves
 
-/** Play a move: shown at once, sent with an id, confirmed by `ack` or rolled back. */
-function play(move) {
+/** Play a move: shown at once, sent with an id, confirmed by `ack` or rolled back. `known`
+ *  is the cards it lifts when the caller knows them (a drop: no second look at the table). */
+function play(move, known = null) {
   if (!S.table || !S.you || S.you.seat == null) return;
   const mv = parseMove(move);
-  let cards = [];
-  if (mv && mv.kind === 'play') {
+  let cards = known || [];
+  if (!known && mv && mv.kind === 'play') {
     const tab = displayTable().tableaus[S.you.seat];
     const pile = tab.work[Number(mv.src) - 1];
     const index = mv.card && pile ? pile.up.indexOf(mv.card) : null;
@@ -160,6 +174,7 @@ function play(move) {
   const id = `m${Date.now().toString(36)}${(++seq).toString(36)}`;
   S.pending.push({id, move, cards});
   S.sent += 1;
+  // Sent first (the server works while the page draws), then drawn in the same task.
   if (conn) conn.send({type: 'play', id, move});
   render();
 }
@@ -221,7 +236,8 @@ function onMessage(m) {
       S.result = m.result; S.room = m.room; S.resultsHidden = false; S.pending = [];
       break;
     case 'ack':
-      dropPending(m.id);
+      // The move's update came first and already showed it: redraw only if it was still held.
+      if (!dropPending(m.id)) return;
       break;
     case 'rejected': onRejected(m); break;
     case 'race_won':
@@ -240,6 +256,12 @@ function onMessage(m) {
       } else toast(friendly(m.message), 'bad');
       beep('bad');
       break;
+    case 'pointer':  // another seat's drag (one's own comes back too: already shown)
+      if (tableView && !(S.you && m.player === S.you.player)) tableView.showPointer(m);
+      return;
+    case 'emote':
+      if (tableView) tableView.showEmote(m.seat, m.emote);
+      return;
     case 'latency':
       S.latency = m.rtt || {};
       break;
@@ -466,6 +488,8 @@ function render() {
       latency: seatLatency,
       away: seatAway,
       play,
+      pointer: (p) => { if (conn) conn.send({type: 'pointer', ...p}); },
+      emote: (name) => send({type: 'emote', emote: name}),
       onHelp: toggleHelp,
       topbar,
       get phase() { return S.room.phase; },

@@ -45,7 +45,8 @@ export class Connection {
     this.ws = ws;
     ws.onopen = () => {
       this.retry = 0;
-      const hello = {type: 'hello', token: this.token};
+      // pings: the server measures our round trip itself (what fair races compensate).
+      const hello = {type: 'hello', token: this.token, pings: true};
       if (this.versions.v != null) hello.since = this.versions.v;
       this.versions.syncing = false;  // the hello's answer is the catch-up
       ws.send(JSON.stringify(hello));
@@ -60,6 +61,10 @@ export class Connection {
         if (!line) continue;
         let msg;
         try { msg = JSON.parse(line); } catch { continue; }
+        if (msg.type === 'ping') {  // the server's probe: answered at once, nothing to show
+          this.send({type: 'pong', id: msg.id});
+          continue;
+        }
         if (!this.versions.take(msg)) continue;
         if (msg.type === 'pong') {
           this.rtt = Math.max(0, performance.now() - msg.sent);

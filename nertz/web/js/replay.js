@@ -11,7 +11,7 @@ import {rulesText} from './screens.js';
 import {analysisSlot} from './analysis.js';
 
 /** Apply one frame step to a table view (a copy). */
-function applyStep(table, step) {
+export function applyStep(table, step) {
   const t = clone(table);
   if (!step.ok) return t;
   for (const tab of step.tableaus || []) t.tableaus[tab.seat] = tab;
@@ -89,7 +89,9 @@ export class ReplayViewer {
     this.link = this.matchId ? h('button', {id: 'replay-link', onclick: () => this.copyLink()}, 'Copy a link to this move') : null;
     fill(root, h('div', {class: 'screen', id: 'replay', style: {maxWidth: '1200px'}},
       h('div', {class: 'row'},
-        h('h1', {class: 'grow', text: `Replay: ${this.names.join(', ')}`}),
+        h('h1', {class: 'grow', text: `Replay: ${this.names.join(', ')}`},
+          frames.finished_at ? h('time', {class: 'played-on', datetime: new Date(frames.finished_at).toISOString(),
+            text: ` · ${new Date(frames.finished_at).toLocaleDateString(undefined, {day: 'numeric', month: 'short', year: 'numeric'})}`}) : null),
         h('a', {href: '/', onclick: (e) => { e.preventDefault(); app.go('/'); }}, 'Home')),
       h('p', {class: 'muted'}, h('span', {text: `${title} · ${rulesText({rules: frames.rules})}`}), h('br'),
         h('span', {text: `Totals: ${totals}${frames.winner != null ? ` · winner ${this.names[frames.winner]}` : ''}`})),

@@ -9,6 +9,10 @@ import {bestMove, fitFoundation, fitsWork, lift, canCall} from './rules.js';
 import {beep} from './sound.js';
 
 const PILE_KEYS = ['1', '2', '3', '4', '5'];
+const POINTER_MS = 100;  // a drag is told to the others at most ten times a second
+/** The quick reactions (the server's fixed set): what each shows and says. */
+const EMOTES = {wave: ['\u{1F44B}', 'Wave'], gg: ['GG', 'Good game'], wow: ['\u{1F62E}', 'Wow'],
+  oops: ['\u{1F605}', 'Oops'], hurry: ['\u23F1\uFE0F', 'Hurry up'], thanks: ['\u{1F64F}', 'Thanks']};
 const STARTER_WORDS = {1: 'an Ace', 8: 'an 8', 11: 'a Jack', 12: 'a Queen', 13: 'a King'};
 
 /** Fly an element from a screen rectangle to where it now is (FLIP). */
@@ -49,6 +53,8 @@ export class TableView {
   destroy() {
     document.removeEventListener('keydown', this.onKey);
     this.endDrag(false);
+    for (const r of Object.values(this.remote || {})) { r.el.remove(); clearTimeout(r.timer); }
+    this.remote = {};
   }
 
   build() {
@@ -298,7 +304,8 @@ export class TableView {
         h('span', {class: 'nm', text: ctx.names(seat)}), h('span', {class: 'muted', text: '(you)'}),
         h('span', {class: 'pill', id: 'my-nertz-count', text: `Nertz pile: ${tab.nertz_count}`}),
         h('span', {class: 'lat', text: lat == null ? '' : `${lat} ms`}),
-        tab.stuck ? h('span', {class: 'badge', text: 'stuck'}) : null),
+        tab.stuck ? h('span', {class: 'badge', text: 'stuck'}) : null,
+        ctx.emote ? this.emoteMenu() : null),
       h('div', {class: 'tableau'}, h('div', {class: 'side'}, nertz, stock, waste), h('div', {class: 'work'}, work)),
       actions);
   }
@@ -391,6 +398,7 @@ export class TableView {
         if (!this.drag) return;
         d.ghost.style.transform = `translate3d(${d.rect.left + d.x - d.x0}px, ${d.rect.top + d.y - d.y0}px, 0)`;
         this.markTarget(d.x, d.y);
+        this.tellPointer(d);
       });
     }
   }
@@ -398,6 +406,9 @@ export class TableView {
   startDrag() {
     const d = this.drag;
     d.active = true;
+    // Where the regions are, read once (nothing is laid out again while dragging).
+    d.fRect = this.founds.getBoundingClientRect();
+    d.meRect = this.me.getBoundingClientRect();
     const ghost = h('div', {class: 'ghost', 'aria-hidden': 'true'});
     const top0 = d.rect.top;
     for (const el of d.els) {
@@ -436,6 +447,81 @@ export class TableView {
 
   markTarget() { /* targets are marked at drag start; nothing to lay out while moving */ }
 
+  /** Tell the others where this drag is, at most ten times a second: over the foundations or
+   * over one's own tableau, as fractions of that region (every screen draws both), with the
+   * card held (the server passes the card on only while it is face up to everyone). */
+  tellPointer(d) {
+    if (!this.ctx.pointer) return;
+    const now = performance.now();
+    if (d.told && now - d.told < POINTER_MS) {
+      // Too soon: tell where it is once the interval is up (the last place always goes out).
+      if (!d.trail) d.trail = setTimeout(() => { d.trail = 0; if (this.drag === d) this.tellPointer(d); }, POINTER_MS - (now - d.told));
+      return;
+    }
+    d.told = now;
+    const inF = d.fRect && d.x >= d.fRect.left && d.x <= d.fRect.right && d.y >= d.fRect.top && d.y <= d.fRect.bottom;
+    const r = inF ? d.fRect : d.meRect;
+    if (!r || !r.width || !r.height) return;
+    const frac = (v) => Math.round(Math.min(1, Math.max(0, v)) * 1000) / 1000;
+    this.ctx.pointer({at: inF ? 'F' : 'own', x: frac((d.x - r.left) / r.width), y: frac((d.y - r.top) / r.height),
+      card: d.cards[0], src: d.src});
+    d.pointed = true;
+  }
+
+  // ---------------------------------------------------------------- the others' drags and emotes
+
+  /** Show another seat's drag (a `pointer` message): the card it holds, or its mark, over
+   * the region it names; gone when the drag ends (or, failing that, after 8 s unheard). */
+  showPointer(m) {
+    this.remote = this.remote || {};
+    const key = m.player;
+    let r = this.remote[key];
+    if (!m.at) { if (r) { r.el.remove(); clearTimeout(r.timer); delete this.remote[key]; } return; }
+    const region = m.at === 'F' ? this.founds
+      : m.seat === this.ctx.seat ? this.me : this.opps.querySelector(`.opp[data-seat="${m.seat}"]`);
+    if (!region) return;
+    if (!r) {
+      r = {el: h('div', {class: 'remote-drag', 'aria-hidden': 'true', dataset: {seat: String(m.seat)}}), card: undefined};
+      document.body.append(r.el);
+      this.remote[key] = r;
+    }
+    if (r.card !== (m.card || null)) {
+      r.card = m.card || null;
+      r.el.replaceChildren(r.card ? cardEl(r.card) : h('span', {class: 'remote-dot'}),
+        ownerMark(m.seat, this.ctx.initial(m.seat)));
+    }
+    const box = region.getBoundingClientRect();
+    r.el.style.transform = `translate3d(${Math.round(box.left + m.x * box.width)}px, ${Math.round(box.top + m.y * box.height)}px, 0)`;
+    clearTimeout(r.timer);
+    // A safeguard only: a drag held still sends nothing, and its end may be lost with a socket.
+    r.timer = setTimeout(() => this.showPointer({player: key, at: null}), 8000);
+  }
+
+  /** Show seat `seat`'s quick reaction beside its name for a few seconds. */
+  showEmote(seat, name) {
+    const anchor = seat === this.ctx.seat ? this.me.querySelector('.mehead')
+      : this.opps.querySelector(`.opp[data-seat="${seat}"] .name`);
+    if (!anchor) return;
+    const box = anchor.getBoundingClientRect();
+    const bubble = h('div', {class: 'emote-bubble', role: 'status', dataset: {seat: String(seat), emote: name},
+      'aria-label': `${this.ctx.names(seat)}: ${EMOTES[name] ? EMOTES[name][1] : name}`},
+    EMOTES[name] ? EMOTES[name][0] : name);
+    bubble.style.left = `${Math.round(box.left + Math.min(box.width, 160))}px`;
+    bubble.style.top = `${Math.round(box.top)}px`;
+    document.body.append(bubble);
+    setTimeout(() => bubble.remove(), 2600);
+  }
+
+  /** The reactions menu: one button opens the fixed set. */
+  emoteMenu() {
+    const menu = h('div', {class: 'emote-menu', id: 'emote-menu', hidden: true, role: 'group', 'aria-label': 'Reactions'},
+      Object.entries(EMOTES).map(([name, [face, words]]) => h('button', {class: 'emote', dataset: {emote: name},
+        'aria-label': words, title: words, onclick: () => { menu.hidden = true; this.ctx.emote(name); }}, face)));
+    const open = h('button', {id: 'react', 'aria-expanded': 'false', 'aria-controls': 'emote-menu',
+      onclick: () => { menu.hidden = !menu.hidden; open.setAttribute('aria-expanded', String(!menu.hidden)); }}, '\u{1F642} React');
+    return h('span', {class: 'react'}, open, menu);
+  }
+
   dropTarget(x, y) {
     const el = document.elementFromPoint(x, y);
     if (!el) return null;
@@ -471,11 +557,13 @@ export class TableView {
           'work piles go down a rank at a time in alternating colours');
       } else toast(`Work pile ${target} takes no card right now`);
     }
-    const ghostRect = d.ghost.getBoundingClientRect();
     if (move) {
+      // Where the ghost is, from the pointer (no layout read in the drop's path).
+      const ghostRect = {left: d.rect.left + e.clientX - d.x0, top: d.rect.top + e.clientY - d.y0,
+        width: d.rect.width, height: d.rect.height};
       this.endDrag(false);
       this.flightFor(move, d.cards, ghostRect, 120);
-      this.ctx.play(move);
+      this.ctx.play(move, d.cards);
     } else {
       this.endDrag(true);
     }
@@ -487,6 +575,8 @@ export class TableView {
     if (!d) return;
     this.drag = null;
     if (d.raf) cancelAnimationFrame(d.raf);
+    clearTimeout(d.trail);
+    if (d.pointed && this.ctx.pointer) this.ctx.pointer({at: null});
     (d.targets || []).forEach((el) => el.classList.remove('drop-ok'));
     const restore = () => {
       if (d.ghost) d.ghost.remove();

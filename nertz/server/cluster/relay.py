@@ -1,0 +1,196 @@
+"""How a message reaches a room's owner, and its answers the sockets: Redis pub/sub.
+
+Every process listens on one channel of its own, its inbox (``<prefix>proc:<process>``); the
+lease (:mod:`nertz.server.cluster.lease`) says which process owns a room, so a message for a
+room goes to its owner's inbox, and the owner's messages for a socket go to the inbox of the
+process holding that socket. One fixed subscription per process (not one per room) means no
+subscribe and unsubscribe traffic as rooms come and go, and a room's messages stay in one
+ordered stream from one sender to one receiver.
+
+What a process sends within one turn of its event loop to one other process goes as one
+publish (a list of messages, MessagePack), in the order it was sent: a table's broadcast to the
+sockets of another process costs one publish however many of its sockets are there.
+
+Messages are dicts with a kind ``k``; see :mod:`nertz.server.cluster.pipe` (a socket held here
+for a room owned elsewhere), :mod:`nertz.server.cluster.remote` (the owner's side of such a
+socket) and :meth:`Relay.call` (a request that wants an answer: joining, a room's description).
+Pub/sub keeps nothing for a process that is not listening: a message to a dead owner is lost,
+which is what the lease's expiry and the clients' reconnecting and catching up are for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import msgspec
+from redis.asyncio import Redis
+
+log = logging.getLogger("nertz.relay")
+
+CALL_SECONDS: Final = 5.0
+"""How long a :meth:`Relay.call` waits for the owner's answer."""
+
+Message = dict[str, Any]
+"""One message between processes (kind ``k``)."""
+
+Handler = Callable[[Message], None]
+"""Where the messages that reach this process go (in the order they came)."""
+
+
+class RelayError(RuntimeError):
+    """A call to a room's owner failed: it did not answer, or answered with an error."""
+
+    def __init__(self, message: str, status: int = 503) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Relay:
+    """This process's inbox and its road to every other process's."""
+
+    def __init__(self, redis: Redis, prefix: str, process: str) -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self.process = process
+        self.handler: Handler | None = None
+        """Where incoming messages go (set by the node)."""
+        self.calls: dict[str, Callable[[Message], Awaitable[Any]]] = {}
+        """Each operation another process may call here, by name."""
+        self._outgoing: dict[str, list[Message]] = {}
+        self._queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
+        self._waiting: dict[str, asyncio.Future[Any]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._flush_scheduled = False
+        self._subscribed = asyncio.Event()
+        self._encoder = msgspec.msgpack.Encoder()
+        self._decoder = msgspec.msgpack.Decoder(list[dict[str, Any]])
+
+    def inbox(self, process: str) -> str:
+        """The channel a process listens on."""
+        return f"{self.prefix}proc:{process}"
+
+    async def start(self) -> None:
+        """Listen on this process's inbox and start sending (returns once listening)."""
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._listen(), name="nertz-relay-listen"),
+                       loop.create_task(self._send_loop(), name="nertz-relay-send")]
+        await asyncio.wait_for(self._subscribed.wait(), 10)
+
+    async def close(self) -> None:
+        """Send what is queued, then stop listening and sending."""
+        self._flush()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._drained(), 2)
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for fut in self._waiting.values():
+            if not fut.done():
+                fut.set_exception(RelayError("this process is stopping"))
+
+    async def _drained(self) -> None:
+        while not self._queue.empty():
+            await asyncio.sleep(0.01)
+
+    # ------------------------------------------------------------------ sending
+
+    def send(self, process: str, message: Message) -> None:
+        """Queue ``message`` for ``process``; it goes at the end of this turn of the loop,
+        after everything queued for that process before it."""
+        self._outgoing.setdefault(process, []).append(message)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        outgoing, self._outgoing = self._outgoing, {}
+        for process, messages in outgoing.items():
+            self._queue.put_nowait((self.inbox(process), self._encoder.encode(messages)))
+
+    async def _send_loop(self) -> None:
+        # One sender, one connection at a time: publishes leave in the order they were queued.
+        while True:
+            channel, payload = await self._queue.get()
+            try:
+                await self.redis.publish(channel, payload)
+            except Exception as exc:  # Redis away: the message is lost, as to a dead process
+                log.warning("relay: could not publish to %s: %s", channel, exc)
+
+    async def call(self, process: str, op: str, args: Message,
+                   timeout: float = CALL_SECONDS) -> Any:
+        """Ask ``process`` to run ``op`` (one of its :attr:`calls`) and wait for the answer."""
+        call_id = secrets.token_hex(8)
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[call_id] = fut
+        self.send(process, {"k": "call", "id": call_id, "from": self.process, "op": op,
+                            "args": args})
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        except TimeoutError:
+            raise RelayError(f"the room's owner ({process}) did not answer") from None
+        finally:
+            self._waiting.pop(call_id, None)
+
+    # ------------------------------------------------------------------ receiving
+
+    async def _listen(self) -> None:
+        delay = 0.1
+        while True:
+            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self.inbox(self.process))
+                self._subscribed.set()
+                delay = 0.1
+                async for item in pubsub.listen():
+                    if item.get("type") != "message":
+                        continue
+                    for message in self._decoder.decode(item["data"]):
+                        self._receive(message)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("relay: inbox lost (%s); listening again", exc)
+                await asyncio.sleep(delay)
+                delay = min(2.0, delay * 2)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    def _receive(self, message: Message) -> None:
+        kind = message.get("k")
+        if kind == "call":
+            asyncio.get_running_loop().create_task(self._answer(message))
+        elif kind == "reply":
+            fut = self._waiting.get(message["id"])
+            if fut is not None and not fut.done():
+                if "error" in message:
+                    fut.set_exception(RelayError(message["error"], message.get("status", 503)))
+                else:
+                    fut.set_result(message.get("ok"))
+        elif self.handler is not None:
+            try:
+                self.handler(message)
+            except Exception:
+                log.exception("relay: message %r failed", kind)
+
+    async def _answer(self, message: Message) -> None:
+        reply: Message = {"k": "reply", "id": message["id"]}
+        op = self.calls.get(message["op"])
+        try:
+            if op is None:
+                raise RelayError(f"no operation {message['op']!r}", 500)
+            reply["ok"] = await op(message["args"])
+        except RelayError as exc:
+            reply["error"], reply["status"] = str(exc), exc.status
+        except Exception as exc:
+            log.exception("relay: call %s failed", message["op"])
+            reply["error"], reply["status"] = f"the room's owner failed: {exc}", 500
+        self.send(message["from"], reply)

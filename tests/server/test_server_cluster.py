@@ -1,0 +1,136 @@
+"""The cluster layer's parts on the real Redis and database: leases with epochs, the store's
+fencing of a former owner's appends, the relay between two processes' inboxes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from cluster_support import REDIS, drop_prefix, new_prefix
+from redis.asyncio import Redis
+
+from nertz.server.cluster import Leases, Node, Relay, RelayError
+from nertz.server.store import Fenced, Store, StoreError
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def redis() -> AsyncIterator[tuple[Redis, str]]:
+    """The test Redis and a key prefix of this test's own (dropped afterwards)."""
+    client = Redis.from_url(REDIS)
+    try:
+        await client.ping()
+    except Exception as exc:  # pragma: no cover - CI starts Redis
+        import os
+
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"Redis is not reachable at {REDIS}: {exc}")
+    prefix = new_prefix()
+    try:
+        yield client, prefix
+    finally:
+        await drop_prefix(prefix)
+        await client.aclose()
+
+
+async def test_lease_epochs_grow_and_only_the_holder_renews(redis: tuple[Redis, str]) -> None:
+    client, prefix = redis
+    a = Leases(client, prefix, "a", ttl=0.3)
+    b = Leases(client, prefix, "b", ttl=0.3)
+    first = await a.acquire("r1")
+    assert first.owned and first.epoch == 1 and first.owner == "a"
+    again = await a.acquire("r1")
+    assert again.owned and again.epoch == 1  # the holder keeps its epoch
+    refused = await b.acquire("r1")
+    assert not refused.owned and refused.owner == "a"
+    assert await a.renew({"r1": 1}) == []
+    assert await a.expired() == []
+    # Not renewed: the lease runs out, is listed as orphaned, and b takes it, epoch 2.
+    while "r1" not in await b.expired():
+        await asyncio.sleep(0.05)
+    taken = await b.acquire("r1")
+    assert taken.owned and taken.epoch == 2 and taken.owner == "b"
+    assert await a.renew({"r1": 1}) == ["r1"]  # a learns it lost the room
+    assert not await a.release("r1", 1)
+    assert await b.owner("r1") == ("b", 2)
+    assert await b.abandon("r1", 2)
+    assert "r1" in await a.expired()  # abandoned: taken over at once
+    assert (await a.acquire("r1")).epoch == 3
+    assert await a.release("r1", 3)
+    assert await a.owner("r1") is None and await a.expired() == []
+    assert (await b.acquire("r1")).epoch == 4  # epochs never go back
+
+
+async def test_store_refuses_appends_from_an_older_epoch(store_url: str) -> None:
+    store = await Store.open(store_url)
+    try:
+        for room in ("r1", "r2"):
+            await store.create_room(room, room.upper(), {"preset": "pagat"}, 2)
+        assert await store.fence("r1", 1) and await store.fence("r2", 1)
+        await store.append("r1", 0, "created", {}, epoch=1)
+        assert await store.fence("r1", 2)  # a new owner
+        assert not await store.fence("r1", 1)  # the old one cannot come back
+        # One batch: r1's stale entry is refused, r2's (current epoch) is stored.
+        stale = store.append_nowait("r1", 1, "joined", {"x": 1}, epoch=1)
+        fine = store.append_nowait("r2", 0, "created", {}, epoch=1)
+        results = await asyncio.gather(stale, fine, return_exceptions=True)
+        assert isinstance(results[0], Fenced) and results[1] is None
+        # The stale owner's later entries are refused too (no gap, no fork) ...
+        with pytest.raises(StoreError):
+            await store.append("r1", 2, "joined", {"x": 2}, epoch=1)
+        # ... and the new owner, having read the log, goes on from it.
+        entries = await store.load_log("r1")
+        assert [e.seq for e in entries] == [0]
+        await store.append("r1", 1, "joined", {"x": 3}, epoch=2)
+        assert [e.data for e in await store.load_log("r1")] == [{}, {"x": 3}]
+        assert await store.epoch("r1") == 2 and await store.epoch("nope") is None
+        # Appends without an epoch (one process alone) are not fenced.
+        await store.append("r1", 2, "joined", {"x": 4})
+    finally:
+        await store.close()
+
+
+async def test_relay_carries_messages_in_order_and_calls(redis: tuple[Redis, str]) -> None:
+    client, prefix = redis
+    a = Relay(client, prefix, "a")
+    b = Relay(client, prefix, "b")
+    heard: list[dict[str, object]] = []
+    b.handler = heard.append
+
+    async def double(args: dict[str, object]) -> object:
+        n = args["n"]
+        assert isinstance(n, int)
+        if n < 0:
+            raise RelayError("negative", 400)
+        return {"twice": 2 * n}
+
+    b.calls["double"] = double
+    await a.start()
+    await b.start()
+    try:
+        for i in range(50):
+            a.send("b", {"k": "frame", "i": i, "data": b"\x00bytes"})
+        async with asyncio.timeout(10):
+            while len(heard) < 50:
+                await asyncio.sleep(0.01)
+        assert [m["i"] for m in heard] == list(range(50))
+        assert heard[0]["data"] == b"\x00bytes"
+        assert await a.call("b", "double", {"n": 21}) == {"twice": 42}
+        with pytest.raises(RelayError, match="negative") as err:
+            await a.call("b", "double", {"n": -1})
+        assert err.value.status == 400
+        with pytest.raises(RelayError, match="did not answer"):
+            await a.call("nobody", "double", {"n": 1}, timeout=0.3)
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_node_connect_names_an_unreachable_redis() -> None:
+    from nertz.server.cluster import ClusterError
+
+    with pytest.raises(ClusterError, match=r"Redis is not reachable at redis://127\.0\.0\.1:1/0"):
+        await Node.connect("redis://127.0.0.1:1/0")
