@@ -24,7 +24,10 @@ waits for its state as long as the socket is open, so they wait :data:`PATIENCE`
 each; a few seconds would count a loaded two-core machine, where this load generator shares
 the cores with the server, as the server's failure. Memory is the server's resident
 size, sampled every 5 s: the first sample, the one at the end of the warm-up (the first fifth),
-and the last, with the growth from warm-up to end.
+and the last, with the growth from warm-up to end. The server's working set grows until the
+room population is steady: every live room keeps its recent broadcasts for catching up, and
+an abandoned room stays a minute (``--room-idle-minutes 1``) before it closes; on a loaded
+two-core machine that took some six minutes of an 800-client run (read the samples).
 Bounded: the run stops at ``--seconds`` (clients still playing are stopped), and everything is
 on 127.0.0.1. Prints one JSON object.
 
@@ -326,13 +329,14 @@ async def run(clients: int, seconds: float, hostile_every: int) -> dict[str, Any
         start = time.monotonic()
         until = start + seconds
         samples: list[tuple[float, float]] = []
+        # Sampled from the start: the ramp-up takes a while on a loaded machine.
+        sampler = asyncio.create_task(sample(proc.pid, samples, start, until))
         pairs = []
         for i in range(clients // 2):
             pairs.append(asyncio.create_task(room_pair(base, i, tally, until)))
             await asyncio.sleep(min(0.05, seconds / 20 / max(1, clients)))  # ramp up
         hostiles = [asyncio.create_task(hostile(base, i, tally, until))
                     for i in range(max(1, clients // hostile_every))]
-        sampler = asyncio.create_task(sample(proc.pid, samples, start, until))
         done, late = await asyncio.wait([*pairs, *hostiles, sampler],
                                         timeout=seconds + 90)
         for task in late:
