@@ -52,6 +52,7 @@ test: $(VENV)/.installed-test $(VENV)/.compiled
 
 bench: $(VENV)/.compiled
 	$(BIN)/python bench/engine.py --compare
+	$(BIN)/python bench/simulate.py --compare
 
 # Work on the pure modules: no compiled engine until the next `make compile`, `run` or `test`.
 dev: $(VENV)/.installed-test

@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import statistics
-import subprocess
-import sys
 import time
+
+from forms import compare_forms, print_comparison
 
 from nertz.match import Match
 from nertz.moves import Kind
@@ -78,34 +76,16 @@ def rounds_per_second(rules: Rules, seconds: float, seats: int = 4) -> tuple[flo
 
 def compare(preset: str, seconds: float, as_json: bool) -> None:
     """Run this benchmark three times on each form, alternating, and report medians."""
-    runs: dict[str, list[dict[str, float]]] = {"pure": [], "compiled": []}
-    for _ in range(3):
-        for form in runs:
-            env = {k: v for k, v in os.environ.items() if k != "NERTZ_PURE"}
-            if form == "pure":
-                env["NERTZ_PURE"] = "1"
-            out = subprocess.run(
-                [sys.executable, "-c", "import nertz; print(nertz.FORM)"], env=env,
-                capture_output=True, text=True, check=True,
-            ).stdout.strip()
-            if out.split()[0] != form:
-                raise SystemExit(f"bench: the {form} engine is not available ({out})")
-            out = subprocess.run(
-                [sys.executable, __file__, "--preset", preset, "--seconds", str(seconds),
-                 "--json"], env=env, capture_output=True, text=True, check=True,
-            ).stdout
-            runs[form].append(json.loads(out))
     keys = ("moves_per_second", "rounds_per_second")
-    medians = {form: {k: statistics.median(r[k] for r in rs) for k in keys}
-               for form, rs in runs.items()}
-    ratios = {k: medians["compiled"][k] / medians["pure"][k] for k in keys}
+    medians, ratios = compare_forms(
+        __file__, ["--preset", preset, "--seconds", str(seconds)], keys
+    )
     if as_json:
         print(json.dumps({"preset": preset, "median": medians,
                           "ratio": {k: round(v, 2) for k, v in ratios.items()}}))
         return
-    for k, label in zip(keys, ("random legal moves/s", "greedy four-seat rounds/s"), strict=True):
-        print(f"{label:<26} pure {medians['pure'][k]:>10,.1f}   compiled "
-              f"{medians['compiled'][k]:>10,.1f}   {ratios[k]:.2f}x")
+    print_comparison(medians, ratios, dict(zip(
+        keys, ("random legal moves/s", "greedy four-seat rounds/s"), strict=True)))
 
 
 def main() -> None:

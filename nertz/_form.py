@@ -42,6 +42,8 @@ COMPILED: Final = (
     "nertz.playout",
     "nertz.replay",
     "nertz.sim.table",
+    "nertz.bots.heuristic",
+    "nertz.bots.idle",
 )
 """The modules mypyc compiles: the engine, and the simulator's and bots' hot paths."""
 

@@ -238,43 +238,33 @@ class Round:
         moves: list[Move] = []
         work = tab.work
         downs = tab.down
-        n_work = len(work)
         nertz = tab.nertz[-1] if tab.nertz else None
         waste = tab.waste[-1] if tab.waste else None
         # Foundation plays from every top card: the Nertz and waste tops, then the work piles'.
-        # Two loops, not one over a list of (pile, card) pairs built first: this is the hottest
-        # code of every playout, and building that list costs 7% of a random-play move.
+        # This is the hottest code of every playout: each source is a plain call on one card,
+        # the moves come from tables indexed by number (no tuples, no dictionaries).
         starter = self._starter
         accepting = self._accepting
         open_piles = self._open_piles
-        for src, c in (("N", nertz), ("W", waste)):
-            if c is None:
-                continue
-            if c.rank == starter:
-                moves.append(_F_MOVES[src][0])
-                continue
-            found = open_piles if c.rank == 0 else accepting[c.key]
-            if found:
-                by_number = _F_MOVES[src]
-                for fi in found:
-                    moves.append(by_number[fi + 1])
-        for k in range(n_work):
+        if nertz is not None:
+            _foundation_moves(nertz, _F_TABLE[0], starter, accepting, open_piles, moves)
+        if waste is not None:
+            _foundation_moves(waste, _F_TABLE[1], starter, accepting, open_piles, moves)
+        for k in range(len(work)):
             pile = work[k]
             if len(pile) > downs[k]:
                 c = pile[-1]
-                src = _PILE_NAMES[k]
-                if c.rank == starter:
-                    moves.append(_F_MOVES[src][0])
+                by_number = _F_TABLE[k + 2]
+                rank = c.rank
+                if rank == starter:
+                    moves.append(by_number[0])
                     continue
-                found = open_piles if c.rank == 0 else accepting[c.key]
-                if found:
-                    by_number = _F_MOVES[src]
-                    for fi in found:
-                        moves.append(by_number[fi + 1])
+                for fi in open_piles if rank == 0 else accepting[c.key]:
+                    moves.append(by_number[fi + 1])
         if self.rules.jokers:
             self._work_moves_wild(tab, nertz, waste, moves)
         else:
-            self._work_moves(tab, nertz, waste, moves)
+            _work_moves(work, downs, nertz, waste, self.rules.move_partial_runs, moves)
         if tab.stock or tab.waste:
             moves.append(TURN)
         declared = self.stuck[seat]
@@ -286,57 +276,6 @@ class Round:
             moves.append(CALL)
         return moves
 
-    def _work_moves(
-        self, tab: Tableau, nertz: Card | None, waste: Card | None, moves: list[Move]
-    ) -> None:
-        """Moves onto work piles without jokers. A face-up run goes down by one in alternating
-        colours, so the one card of a run that could go onto a given top is found by
-        arithmetic (its rank fixes its place in the run), not by scanning the run."""
-        work = tab.work
-        downs = tab.down
-        # Each non-empty pile as (index, top rank, top colour); and the empty piles.
-        filled = []
-        empties = []
-        for j, pile in enumerate(work):
-            if pile:
-                top = pile[-1]
-                filled.append((j, top.rank, top.red))
-            else:
-                empties.append(j)
-        # The Nertz top and the waste top may go onto work piles.
-        for src, c in (("N", nertz), ("W", waste)):
-            if c is None:
-                continue
-            need = c.rank + 1
-            red = c.red
-            to_pile = _TO_W_BY_SRC[src]
-            for j, rank, top_red in filled:
-                if rank == need and top_red is not red:
-                    moves.append(to_pile[j])
-            for j in empties:
-                moves.append(to_pile[j])
-        partial = self.rules.move_partial_runs
-        for k, pile in enumerate(work):
-            d = downs[k]
-            size = len(pile)
-            if size <= d:
-                continue
-            src = _PILE_NAMES[k]
-            to_pile = _TO_W_BY_SRC[src]
-            base = pile[d].rank + d + 1  # the card that goes on a top of rank r is pile[base - r]
-            for j, rank, top_red in filled:
-                i = base - rank
-                if d <= i < size and j != k and pile[i].red is not top_red:
-                    if i == d:
-                        moves.append(to_pile[j])
-                    elif partial:
-                        moves.append(to_work(src, j + 1, pile[i]))
-            for j in empties:
-                moves.append(to_pile[j])
-                if partial:
-                    for i in range(d + 1, size):
-                        moves.append(to_work(src, j + 1, pile[i]))
-
     def _work_moves_wild(
         self, tab: Tableau, nertz: Card | None, waste: Card | None, moves: list[Move]
     ) -> None:
@@ -344,12 +283,12 @@ class Round:
         work = tab.work
         downs = tab.down
         n_work = len(work)
-        for src, c in (("N", nertz), ("W", waste)):
+        for to_pile, c in ((_W_TABLE[0], nertz), (_W_TABLE[1], waste)):
             if c is None:
                 continue
             for j in range(n_work):
                 if self._fits_pile(work[j], downs[j], [c]):
-                    moves.append(_TO_W_BY_SRC[src][j])
+                    moves.append(to_pile[j])
         partial = self.rules.move_partial_runs
         for k in range(n_work):
             pile = work[k]
@@ -357,13 +296,12 @@ class Round:
             if len(pile) <= d:
                 continue
             src = _PILE_NAMES[k]
+            to_pile = _W_TABLE[k + 2]
             for i in range(d, len(pile) if partial else d + 1):
                 moving = pile[i:]
                 for j in range(n_work):
                     if j != k and self._fits_pile(work[j], downs[j], moving):
-                        moves.append(
-                            _TO_W_BY_SRC[src][j] if i == d else to_work(src, j + 1, pile[i])
-                        )
+                        moves.append(to_pile[j] if i == d else to_work(src, j + 1, pile[i]))
 
     # ----------------------------------------------------------------- verify and apply
 
@@ -583,34 +521,32 @@ class Round:
                 self._call(seat, t, False, events)
             return tuple(events)
         src = move.src
+        k = move.work_src  # -1 for the Nertz pile and the waste
         if kind == OP_TO_FOUNDATION:
-            if src == "N":
+            if k >= 0:
+                card = tab.work[k].pop()
+            elif src == "N":
                 card = tab.nertz.pop()
-            elif src == "W":
-                card = tab.waste.pop()
             else:
-                card = tab.work[move.work_src].pop()
+                card = tab.waste.pop()
             started = target == NEW_FOUNDATION
             fi = self._place(card, seat, target, t)
             events.append(CardsMoved(seat, move.text, (card,), src, "F", fi + 1, started, t))
-            moved: tuple[Card, ...] = (card,)
         else:
             dst = tab.work[target]
-            if src == "N":
-                moved = (tab.nertz.pop(),)
-                dst.append(moved[0])
-            elif src == "W":
-                moved = (tab.waste.pop(),)
-                dst.append(moved[0])
-            else:
-                pile = tab.work[move.work_src]
-                i = tab.down[move.work_src] if move.card is None else pile.index(move.card)
+            moved: tuple[Card, ...]
+            if k >= 0:
+                pile = tab.work[k]
+                i = tab.down[k] if move.card is None else pile.index(move.card)
                 moved = tuple(pile[i:])
                 del pile[i:]
                 dst.extend(moved)
+            else:
+                card = tab.nertz.pop() if src == "N" else tab.waste.pop()
+                dst.append(card)
+                moved = (card,)
             events.append(CardsMoved(seat, move.text, moved, src, move.dst, 0, False, t))
-        if src not in ("N", "W"):
-            k = move.work_src
+        if k >= 0:
             pile = tab.work[k]
             if pile and len(pile) == tab.down[k]:
                 tab.down[k] -= 1
@@ -885,7 +821,7 @@ class Round:
     def is_blocked(self) -> bool:
         """True when no seat has a productive move now or after any number of its own turns and
         resets: nothing can ever reach a foundation or leave a Nertz pile again."""
-        return not any(self._can_progress(s, resets=True) for s in range(len(self.tableaus)))
+        return all(not self._can_progress(s, True) for s in range(len(self.tableaus)))
 
     def _reachable_stock_cards(self, tab: Tableau, resets: bool) -> list[Card]:
         """Stock and waste cards the seat can bring to the waste's top by turning (and resets,
@@ -919,9 +855,30 @@ class Round:
         if not tab.nertz:
             # An empty pile can call (manual); under auto the round is over already.
             return True
-        nertz = tab.nertz if resets and self.rules.rotate_either else tab.nertz[-1:]
-        reachable = tab.stock + tab.waste if resets else self._reachable_stock_cards(tab, False)
-        return self._pool_helps(tab, nertz + reachable)
+        if resets:
+            # Asked for every seat after every move (is_blocked): the common answer, some card
+            # fits a foundation, comes first and without building the pool.
+            nertz = tab.nertz if self.rules.rotate_either else tab.nertz[-1:]
+            if self._any_fits((nertz, tab.stock, tab.waste)):
+                return True
+            return self._work_helps(tab, nertz + tab.stock + tab.waste)
+        return self._pool_helps(tab, tab.nertz[-1:] + self._reachable_stock_cards(tab, False))
+
+    def _any_fits(self, piles: tuple[list[Card], ...]) -> bool:
+        """Whether some card of ``piles`` fits a foundation now (or starts one)."""
+        starter = self._starter
+        accepting = self._accepting
+        for cards in piles:
+            for c in cards:
+                rank = c.rank
+                if rank == starter:
+                    return True
+                if rank == 0:
+                    if self._open_piles:
+                        return True
+                elif accepting[c.key]:
+                    return True
+        return False
 
     def _pool_helps(self, tab: Tableau, pool: list[Card]) -> bool:
         """Whether the seat has a productive play once any one card of ``pool`` (cards of its
@@ -929,17 +886,11 @@ class Round:
         now or after rearranging its work piles. (Plays that need no card of the pool count too;
         a stuck seat has none.)"""
         # The common answer first, cheaply: some card fits a foundation.
-        starter = self._starter
-        accepting = self._accepting
-        for c in pool:
-            rank = c.rank
-            if rank == starter:
-                return True
-            if rank == 0:
-                if self._open_piles:
-                    return True
-            elif accepting[c.key]:
-                return True
+        return self._any_fits((pool,)) or self._work_helps(tab, pool)
+
+    def _work_helps(self, tab: Tableau, pool: list[Card]) -> bool:
+        """:meth:`_pool_helps` once no card of ``pool`` fits a foundation: a productive play
+        onto or between the work piles, now or after rearranging them."""
         work = tab.work
         down = tab.down
         if self._productive_work(work, down, pool):
@@ -1015,19 +966,115 @@ class Round:
 # ---------------------------------------------------------------------------- helpers
 
 _PILE_NAMES: Final = ("1", "2", "3", "4", "5")
-_TO_F_SOURCES: Final = ("N", "W", *_PILE_NAMES)
-_TO_W_BY_SRC: Final[dict[str, list[Move]]] = {
-    src: [to_work(src, j + 1) for j in range(5)] for src in _TO_F_SOURCES
-}
-"""``_TO_W_BY_SRC[src][j]`` is ``src-(j+1)``: shared move values."""
+_SOURCES: Final = ("N", "W", *_PILE_NAMES)
+"""The sources of a play by number: 0 the Nertz pile, 1 the waste, 2 + k work pile k."""
 
+_W_TABLE: Final[list[list[Move]]] = [[to_work(src, j + 1) for j in range(5)] for src in _SOURCES]
+"""``_W_TABLE[source][j]`` is ``src-(j+1)``: shared move values, found by number."""
 
 _MAX_FOUNDATIONS: Final = 33
 """Foundations start only with starter cards: at most 4 a deck, 8 decks (jokers start none)."""
-_F_MOVES: Final[dict[str, list[Move]]] = {
-    src: [to_foundation(src, n) for n in range(_MAX_FOUNDATIONS + 1)] for src in _TO_F_SOURCES
-}
-"""``_F_MOVES[src][k]`` is ``src-Fk`` (k 0 is the bare ``src-F``): shared move values."""
+_F_TABLE: Final[list[list[Move]]] = [
+    [to_foundation(src, n) for n in range(_MAX_FOUNDATIONS + 1)] for src in _SOURCES
+]
+"""``_F_TABLE[source][k]`` is ``src-Fk`` (k 0 is the bare ``src-F``): shared move values."""
+
+_PARTIAL: Final[list[Move | None]] = [None] * (5 * 5 * _KEYS)
+"""Partial-run moves ``k:card-j`` of non-joker cards, at ``(k * 5 + j) * 64 + card.key``
+(0-based piles), made on first use: a list index instead of a dictionary and its tuple key."""
+
+
+def _foundation_moves(
+    c: Card,
+    by_number: list[Move],
+    starter: int,
+    accepting: list[list[int]],
+    open_piles: list[int],
+    moves: list[Move],
+) -> None:
+    """Append the plays of ``c`` to the foundations (``by_number``: its source's row of
+    :data:`_F_TABLE`)."""
+    rank = c.rank
+    if rank == starter:
+        moves.append(by_number[0])
+        return
+    found = open_piles if rank == 0 else accepting[c.key]
+    for fi in found:
+        moves.append(by_number[fi + 1])
+
+
+def _card_to_work(
+    c: Card,
+    filled: list[tuple[int, int, bool]],
+    empties: list[int],
+    to_pile: list[Move],
+    moves: list[Move],
+) -> None:
+    """Append the plays of one card (the Nertz or waste top) onto work piles, jokers out of
+    play: onto each top one rank higher of the other colour, then onto each empty pile."""
+    need = c.rank + 1
+    red = c.red
+    for j, rank, top_red in filled:
+        if rank == need and top_red is not red:
+            moves.append(to_pile[j])
+    for j in empties:
+        moves.append(to_pile[j])
+
+
+def _work_moves(
+    work: list[list[Card]],
+    downs: list[int],
+    nertz: Card | None,
+    waste: Card | None,
+    partial: bool,
+    moves: list[Move],
+) -> None:
+    """Moves onto work piles without jokers. A face-up run goes down by one in alternating
+    colours, so the one card of a run that could go onto a given top is found by arithmetic
+    (its rank fixes its place in the run), not by scanning the run."""
+    # Each non-empty pile as (index, top rank, top colour); and the empty piles.
+    filled: list[tuple[int, int, bool]] = []
+    empties: list[int] = []
+    for j, pile in enumerate(work):
+        if pile:
+            top = pile[-1]
+            filled.append((j, top.rank, top.red))
+        else:
+            empties.append(j)
+    if nertz is not None:
+        _card_to_work(nertz, filled, empties, _W_TABLE[0], moves)
+    if waste is not None:
+        _card_to_work(waste, filled, empties, _W_TABLE[1], moves)
+    for k, pile in enumerate(work):
+        d = downs[k]
+        size = len(pile)
+        if size <= d:
+            continue
+        to_pile = _W_TABLE[k + 2]
+        row = k * 5 * _KEYS  # pile k's partial-run moves in _PARTIAL (looked up inline)
+        base = pile[d].rank + d + 1  # the card that goes on a top of rank r is pile[base - r]
+        for j, rank, top_red in filled:
+            i = base - rank
+            if d <= i < size and j != k and pile[i].red is not top_red:
+                if i == d:
+                    moves.append(to_pile[j])
+                elif partial:
+                    c = pile[i]
+                    at = row + j * _KEYS + c.key
+                    move = _PARTIAL[at]
+                    if move is None:
+                        move = _PARTIAL[at] = to_work(_PILE_NAMES[k], j + 1, c)
+                    moves.append(move)
+        for j in empties:
+            moves.append(to_pile[j])
+            if partial:
+                for i in range(d + 1, size):
+                    c = pile[i]
+                    at = row + j * _KEYS + c.key
+                    move = _PARTIAL[at]
+                    if move is None:
+                        move = _PARTIAL[at] = to_work(_PILE_NAMES[k], j + 1, c)
+                    moves.append(move)
 
 
 def _describe_needs(f: Foundation) -> str:
