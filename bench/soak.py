@@ -24,7 +24,10 @@ waits for its state as long as the socket is open, so they wait :data:`PATIENCE`
 each; a few seconds would count a loaded two-core machine, where this load generator shares
 the cores with the server, as the server's failure. Memory is the server's resident
 size, sampled every 5 s: the first sample, the one at the end of the warm-up (the first fifth),
-and the last, with the growth from warm-up to end.
+and the last, with the growth from warm-up to end. The server's working set grows until the
+room population is steady: every live room keeps its recent broadcasts for catching up, and
+an abandoned room stays a minute (``--room-idle-minutes 1``) before it closes; on a loaded
+two-core machine that took some six minutes of an 800-client run (read the samples).
 Bounded: the run stops at ``--seconds`` (clients still playing are stopped), and everything is
 on 127.0.0.1. Prints one JSON object.
 
@@ -200,9 +203,15 @@ async def room_pair(base: str, index: int, tally: Tally, until: float) -> None:
 
 
 def person_http() -> httpx.AsyncClient:
-    """One person's HTTP client (a browser's: its own cookie jar, a browser's patience)."""
+    """One person's HTTP client (a browser's: its own cookie jar, a browser's patience).
+
+    An idle connection is dropped after 2 s, before the server's keep-alive timeout (uvicorn's
+    5 s) closes it: a request sent on a connection the server is closing at that moment fails
+    (``ReadError``), and where a browser then sends it again on a new connection, httpx does
+    not."""
     return httpx.AsyncClient(limits=httpx.Limits(max_connections=4,
-                                                 max_keepalive_connections=1),
+                                                 max_keepalive_connections=1,
+                                                 keepalive_expiry=2.0),
                              timeout=PATIENCE)
 
 
@@ -320,13 +329,14 @@ async def run(clients: int, seconds: float, hostile_every: int) -> dict[str, Any
         start = time.monotonic()
         until = start + seconds
         samples: list[tuple[float, float]] = []
+        # Sampled from the start: the ramp-up takes a while on a loaded machine.
+        sampler = asyncio.create_task(sample(proc.pid, samples, start, until))
         pairs = []
         for i in range(clients // 2):
             pairs.append(asyncio.create_task(room_pair(base, i, tally, until)))
             await asyncio.sleep(min(0.05, seconds / 20 / max(1, clients)))  # ramp up
         hostiles = [asyncio.create_task(hostile(base, i, tally, until))
                     for i in range(max(1, clients // hostile_every))]
-        sampler = asyncio.create_task(sample(proc.pid, samples, start, until))
         done, late = await asyncio.wait([*pairs, *hostiles, sampler],
                                         timeout=seconds + 90)
         for task in late:

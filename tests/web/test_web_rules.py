@@ -81,3 +81,31 @@ FITS_KING = """async () => {
   const rules = await import('/static/js/rules.js');
   return rules.fitFoundation('KS', window.nertz.S.table);
 }"""
+
+
+FLAG_OPPONENT = """() => {
+  const flag = {seat: 1, player: 'p1', name: 'Rob', why: 'reaction', plays: 31,
+    median_reaction_ms: 92, interval_cv: 0.4, text: 'median reaction 92 ms over 31 plays'};
+  window.__rewrite = (m) => {
+    if (m.room) m.room.flags = [flag];
+    return m;
+  };
+}"""
+
+
+def test_a_flagged_seat_is_marked_for_everyone(server: Any, new_page: Any) -> None:
+    """The page marks the seat the server flagged (``room.flags``), with the server's figures."""
+    page = new_page()
+    page.add_init_script(REWRITING_WIRE)
+    seat_room(server, page, "Ann", rules="pagat", seats=2)
+    page.evaluate(FLAG_OPPONENT)
+    page.locator("#seats select.bot-level").first.select_option("beginner")
+    page.locator("#seats .add-bot").first.click()
+    page.wait_for_function("() => document.querySelectorAll('#seats .player-name').length > 1")
+    page.click("#start")
+    wait_table(page)
+    badge = page.locator('.opp[data-seat="1"] .badge.flag')
+    badge.wait_for()
+    assert "too fast" in badge.text_content()
+    assert badge.get_attribute("title") == "median reaction 92 ms over 31 plays"
+    assert page.locator("#me .badge.flag").count() == 0

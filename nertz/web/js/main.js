@@ -397,6 +397,12 @@ function seatAway(seat) {
   return `away: seat free in ${m}:${String(sec).padStart(2, '0')}`;
 }
 
+/** The automation flag the server raised on a seat this match (`room.flags`), or null. */
+function seatFlag(seat) {
+  const flags = S.room && S.room.flags;
+  return (flags && flags.find((f) => f.seat === seat)) || null;
+}
+
 function seatLatency(seat) {
   if (S.you && seat === S.you.seat && conn && conn.rtt != null) return Math.round(conn.rtt);
   const vals = seatPlayers(seat).map((p) => S.latency[p.id]).filter((v) => v != null);
@@ -487,6 +493,7 @@ function render() {
       initial: seatInitial,
       latency: seatLatency,
       away: seatAway,
+      flag: seatFlag,
       play,
       pointer: (p) => { if (conn) conn.send({type: 'pointer', ...p}); },
       emote: (name) => send({type: 'emote', emote: name}),

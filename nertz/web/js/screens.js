@@ -397,9 +397,21 @@ export function resultsSheet(app, result, names, mySeat) {
     h('div', {class: 'scroll-x', tabindex: '0', role: 'region', 'aria-label': 'Round breakdown (scrolls sideways)'}, breakdown),
     h('h2', {text: over ? `Match over. ${winner}` : `Standings${target ? ` (to ${target})` : ''}`}),
     standings,
+    flagsNote(room, names),
     buttons,
     over && result.match ? ratingChanges(result.match) : null,
     over && result.match ? analysisSlot(() => fetchAnalysis(result.match), {mySeat}) : null);
+}
+
+/** The seats the server flagged this match as playing beyond any person, each with the figures
+ *  that raised the flag (`room.flags`; bots are never flagged). */
+function flagsNote(room, names) {
+  const flags = room.flags || [];
+  if (!flags.length) return null;
+  return h('div', {class: 'panel flags', id: 'flags', role: 'note'},
+    h('h3', {text: 'Automation flags'}),
+    h('ul', {}, flags.map((f) => h('li', {dataset: {seat: String(f.seat)}},
+      h('strong', {text: `${f.name || names(f.seat)}: `}), h('span', {text: f.text})))));
 }
 
 /** The scores on a results sheet count up to their values (marked `counting` and aria-busy

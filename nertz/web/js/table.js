@@ -89,7 +89,7 @@ export class TableView {
     }
     for (const tab of others) {
       const el = this.opps.querySelector(`.opp[data-seat="${tab.seat}"]`);
-      const key = JSON.stringify([tab, ctx.names(tab.seat), t.called_by]);
+      const key = JSON.stringify([tab, ctx.names(tab.seat), t.called_by, ctx.flag ? ctx.flag(tab.seat) : null]);
       this.region('opp' + tab.seat, key, () => this.renderOpp(el, tab));
       this.showLatency(el, tab.seat);
       this.showAway(el, tab.seat);
@@ -159,6 +159,7 @@ export class TableView {
       h('span', {class: 'lat', text: lat == null ? '' : `${lat} ms`, title: 'round trip to the server'}),
       h('span', {class: 'badge away', role: 'status'}),
       tab.stuck ? h('span', {class: 'badge', text: 'stuck'}) : null,
+      flagBadge(ctx.flag ? ctx.flag(s) : null),
       this.t.called_by === s ? h('span', {class: 'badge call', text: ctx.callWord + '!'}) : null);
     const who = ctx.names(s);
     const nertz = h('div', {class: 'pile', dataset: {seat: String(s), pile: 'N'}},
@@ -729,4 +730,12 @@ export class TableView {
     delete this.keys.me;
     if (this.t) this.render(this.t, this.extra);
   }
+}
+
+/** The mark of a seat the server flagged as playing faster or more evenly than any person; its
+ * figures (the server's own words) are in the title and the accessible label. */
+export function flagBadge(flag) {
+  if (!flag) return null;
+  const text = flag.why === 'rhythm' ? 'too even' : 'too fast';
+  return h('span', {class: 'badge flag', text: `⚑ ${text}`, title: flag.text, 'aria-label': `Flagged: ${flag.text}`});
 }
