@@ -264,7 +264,7 @@ def test_the_rating_range_widens_with_the_wait(client: TestClient) -> None:
 
     players = client.app.state.players  # type: ignore[attr-defined]
     now = [1000.0]
-    quick = QuickMatch(players.quick.engine, players.identities, players.hub.create,
+    quick = QuickMatch(players.quick.db, players.identities, players.hub.create,
                        clock=lambda: now[0])
 
     async def setup() -> tuple[str, str]:
@@ -318,8 +318,8 @@ async def test_two_processes_never_seat_a_player_twice_nor_rate_a_match_twice(
             rooms.append(_FakeRoom(len(rooms)))
             return rooms[-1]
 
-        ids = Identities(one.engine)
-        queues = [QuickMatch(s.engine, Identities(s.engine), make_room) for s in (one, two)]
+        ids = Identities(one)
+        queues = [QuickMatch(s, Identities(s), make_room) for s in (one, two)]
         people = [(await ids.guest(f"P{i}"))[0] for i in range(6)]
         for p in people:
             await queues[0].enter(p, "pagat", 2, 600.0, 1000.0)
@@ -330,10 +330,10 @@ async def test_two_processes_never_seat_a_player_twice_nor_rate_a_match_twice(
         # The same finished match told to both processes: rated once.
         match = play_fixture_match()
         seats = [[Sitter("P0", people[0].id)], [Sitter("P1", people[1].id)]]
-        rated = await asyncio.gather(History(one.engine).record("m1", "r1", match, seats),
-                                     History(two.engine).record("m1", "r1", match, seats))
+        rated = await asyncio.gather(History(one).record("m1", "r1", match, seats),
+                                     History(two).record("m1", "r1", match, seats))
         assert sorted(rated) == [False, True]
-        mine = await History(one.engine).ratings_of(people[0].id)
+        mine = await History(one).ratings_of(people[0].id)
         assert [r["matches"] for r in mine] == [1]
     finally:
         await one.close()

@@ -21,7 +21,6 @@ import sqlalchemy as sa
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from nertz.server import protocol
 from nertz.server.players.identity import Profile, profile_of
@@ -34,6 +33,7 @@ from nertz.server.players.tables import (
     ratings,
     room_members,
 )
+from nertz.server.store import Store
 
 HASHER: Final = PasswordHasher()
 """argon2id with the library's recommended costs."""
@@ -91,8 +91,8 @@ def check_password(password: str) -> None:
 class Accounts:
     """Sign-up, sign-in, password changes and deletion, in the database."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
-        self.engine = engine
+    def __init__(self, db: Store) -> None:
+        self.db = db
 
     async def sign_up(self, profile: Profile, name: str, password: str) -> Profile:
         """Make guest ``profile`` an account called ``name``; refused if it is one already or
@@ -106,7 +106,7 @@ class Accounts:
         check_password(password)
         digest = await _hash(password)
         try:
-            async with self.engine.begin() as conn:
+            async with self.db.transaction() as conn:
                 await conn.execute(profiles.update().where(profiles.c.id == profile.id)
                                    .values(name=clean, account=account_key(clean),
                                            password_hash=digest))
@@ -121,7 +121,7 @@ class Accounts:
             key = account_key(name)
         except protocol.ProtocolError:
             key = ""
-        async with self.engine.connect() as conn:
+        async with self.db.connection() as conn:
             row = (await conn.execute(sa.select(profiles).where(profiles.c.account == key))
                    ).first() if key else None
         stored = row.password_hash if row is not None else None
@@ -133,7 +133,7 @@ class Accounts:
         if row is None or stored is None:
             raise SignInRefused()
         if HASHER.check_needs_rehash(stored):
-            async with self.engine.begin() as conn:
+            async with self.db.transaction() as conn:
                 await conn.execute(profiles.update().where(profiles.c.id == row.id)
                                    .values(password_hash=await _hash(password)))
         return profile_of(row)
@@ -145,14 +145,14 @@ class Accounts:
             raise AccountError(400, "a guest has no password: make an account first")
         await self.sign_in(profile.account, old)
         check_password(new)
-        async with self.engine.begin() as conn:
+        async with self.db.transaction() as conn:
             await conn.execute(profiles.update().where(profiles.c.id == profile.id)
                                .values(password_hash=await _hash(new)))
 
     async def delete(self, profile: Profile) -> None:
         """Delete the player and their personal data (see the module's notes)."""
         pid = profile.id
-        async with self.engine.begin() as conn:
+        async with self.db.transaction() as conn:
             played = [r.match_id for r in await conn.execute(
                 sa.select(match_results.c.match_id).where(match_results.c.profile_id == pid))]
             for match_id in played:

@@ -21,11 +21,11 @@ from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from nertz import replay
 from nertz.server.players.ratings import NEW, Skill, bot_skill, display, family, preset_name, rate
 from nertz.server.players.tables import match_results, rated_matches, ratings
+from nertz.server.store import Store
 
 log = logging.getLogger("nertz.players")
 
@@ -87,15 +87,15 @@ def figures(data: dict[str, Any]) -> list[SeatFigures]:
 class History:
     """Rated matches, ratings and players' parts in them, in the database."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
-        self.engine = engine
+    def __init__(self, db: Store) -> None:
+        self.db = db
 
     async def skills(self, profile_ids: Sequence[str], family_name: str) -> dict[str, Skill]:
         """The players' ratings in a family (a player with none has :data:`NEW`)."""
         out = {p: NEW for p in profile_ids}
         if not profile_ids:
             return out
-        async with self.engine.connect() as conn:
+        async with self.db.connection() as conn:
             result = await conn.execute(
                 sa.select(ratings.c.profile_id, ratings.c.mu, ratings.c.sigma)
                 .where(ratings.c.family == family_name)
@@ -109,7 +109,7 @@ class History:
         points and rating change; None if the match was not rated."""
         if len(match_id) > 32:
             return None
-        async with self.engine.connect() as conn:
+        async with self.db.connection() as conn:
             row = (await conn.execute(sa.select(rated_matches)
                                       .where(rated_matches.c.match_id == match_id))).first()
         if row is None:
@@ -151,7 +151,7 @@ class History:
                       figs: list[SeatFigures]) -> bool:
         now = time.time()
         people = sorted({s.profile for seat in seats for s in seat if s.profile})
-        async with self.engine.begin() as conn:
+        async with self.db.transaction() as conn:
             # The claim first: a second rating of this match fails here, before any change.
             await conn.execute(rated_matches.insert().values(
                 match_id=match_id, room_id=room_id, family=fam, preset=preset,
@@ -208,7 +208,7 @@ class History:
 
     async def ratings_of(self, profile_id: str) -> list[dict[str, Any]]:
         """A player's rating in every family they have played."""
-        async with self.engine.connect() as conn:
+        async with self.db.connection() as conn:
             result = await conn.execute(sa.select(ratings)
                                         .where(ratings.c.profile_id == profile_id)
                                         .order_by(ratings.c.family))
@@ -224,7 +224,7 @@ class History:
                  .order_by(match_results.c.finished_at.desc()))
         if limit is not None:
             query = query.limit(limit)
-        async with self.engine.connect() as conn:
+        async with self.db.connection() as conn:
             rows = list(await conn.execute(query))
         out = []
         for r in rows:
@@ -252,7 +252,7 @@ class History:
                            sa.func.sum(c.play_ms).label("ms"),
                            sa.func.sum(c.races_won).label("races"))
                  .where(c.profile_id == profile_id).group_by(c.preset).order_by(c.preset))
-        async with self.engine.connect() as conn:
+        async with self.db.connection() as conn:
             rows = list(await conn.execute(query))
         return [{"preset": r.preset, "matches": int(r.n),
                  "win_share": round(int(r.wins) / int(r.n), 3),
@@ -271,7 +271,7 @@ class History:
                  .join(profiles, profiles.c.id == ratings.c.profile_id)
                  .where(ratings.c.family == family_name)
                  .order_by(shown.desc(), ratings.c.profile_id).limit(limit))
-        async with self.engine.connect() as conn:
+        async with self.db.connection() as conn:
             rows = list(await conn.execute(query))
         return [{"rank": i + 1, "player": r.profile_id, "name": r.name,
                  "rating": round(display(r.mu, r.sigma), 1), "matches": r.matches}

@@ -19,10 +19,10 @@ from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.requests import HTTPConnection
 
 from nertz.server.players.tables import profile_tokens, profiles, room_members
+from nertz.server.store import Store
 
 COOKIE: Final = "nertz_player"
 """The browser's identity cookie (HttpOnly, SameSite=Lax, a year)."""
@@ -84,14 +84,14 @@ def profile_of(row: Any) -> Profile:
 class Identities:
     """Profiles, their tokens, and who sat in which room, in the database."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
-        self.engine = engine
+    def __init__(self, db: Store) -> None:
+        self.db = db
 
     async def find(self, token: str | None) -> Profile | None:
         """The player this token names, or None (no token, or one we never issued)."""
         if not token:
             return None
-        async with self.engine.connect() as conn:
+        async with self.db.connection() as conn:
             row = (await conn.execute(
                 sa.select(profiles).join(profile_tokens,
                                          profile_tokens.c.profile_id == profiles.c.id)
@@ -103,7 +103,7 @@ class Identities:
         """A player by public id."""
         if len(profile_id) > 32:
             return None
-        async with self.engine.connect() as conn:
+        async with self.db.connection() as conn:
             row = (await conn.execute(
                 sa.select(profiles).where(profiles.c.id == profile_id))).first()
         return None if row is None else profile_of(row)
@@ -113,7 +113,7 @@ class Identities:
         now = time.time()
         profile = Profile("p" + secrets.token_hex(8), name, None, now)
         token = new_token()
-        async with self.engine.begin() as conn:
+        async with self.db.transaction() as conn:
             await conn.execute(profiles.insert().values(
                 id=profile.id, name=name, account=None, password_hash=None, created_at=now))
             await conn.execute(profile_tokens.insert().values(
@@ -123,27 +123,27 @@ class Identities:
     async def issue(self, profile_id: str) -> str:
         """A new identity token for an existing player (a sign-in on another device)."""
         token = new_token()
-        async with self.engine.begin() as conn:
+        async with self.db.transaction() as conn:
             await conn.execute(profile_tokens.insert().values(
                 token_hash=token_hash(token), profile_id=profile_id, created_at=time.time()))
         return token
 
     async def revoke(self, token: str) -> None:
         """Forget one identity token (signing out on this device)."""
-        async with self.engine.begin() as conn:
+        async with self.db.transaction() as conn:
             await conn.execute(profile_tokens.delete().where(
                 profile_tokens.c.token_hash == token_hash(token)))
 
     async def rename(self, profile_id: str, name: str) -> None:
         """A guest is shown by the name they last played under."""
-        async with self.engine.begin() as conn:
+        async with self.db.transaction() as conn:
             await conn.execute(profiles.update().where(profiles.c.id == profile_id)
                                .where(profiles.c.account.is_(None)).values(name=name))
 
     async def seat(self, room_id: str, room_player: str, profile_id: str) -> None:
         """Tie a room's player to the player behind it (at the join, by the server)."""
         try:
-            async with self.engine.begin() as conn:
+            async with self.db.transaction() as conn:
                 await conn.execute(room_members.insert().values(
                     room_id=room_id, room_player=room_player, profile_id=profile_id))
         except IntegrityError:  # pragma: no cover - room player ids are fresh
@@ -151,7 +151,7 @@ class Identities:
 
     async def members(self, room_id: str) -> dict[str, str]:
         """A room's players tied to profiles: room player id -> profile id."""
-        async with self.engine.connect() as conn:
+        async with self.db.connection() as conn:
             result = await conn.execute(
                 sa.select(room_members.c.room_player, room_members.c.profile_id)
                 .where(room_members.c.room_id == room_id))

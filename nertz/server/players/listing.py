@@ -13,12 +13,11 @@ from collections.abc import Callable
 from typing import Any, Final
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from nertz.rules import Rules
 from nertz.server.players.ratings import family, preset_name
 from nertz.server.players.tables import public_rooms
-from nertz.server.store import rooms
+from nertz.server.store import Store, rooms
 
 LISTED: Final = 50
 """The most rooms one listing shows (the newest)."""
@@ -33,13 +32,13 @@ LocalRoom = Callable[[str], Any]
 class Listing:
     """The public rooms, in the database."""
 
-    def __init__(self, engine: AsyncEngine, local: LocalRoom) -> None:
-        self.engine = engine
+    def __init__(self, db: Store, local: LocalRoom) -> None:
+        self.db = db
         self.local = local
 
     async def add(self, room_id: str) -> None:
         """List a room."""
-        async with self.engine.begin() as conn:
+        async with self.db.transaction() as conn:
             await conn.execute(public_rooms.insert().values(room_id=room_id,
                                                             listed_at=time.time()))
 
@@ -51,7 +50,7 @@ class Listing:
                  .where(rooms.c.status != "closed")
                  .where(public_rooms.c.listed_at >= time.time() - LISTED_FOR)
                  .order_by(public_rooms.c.listed_at.desc()).limit(LISTED))
-        async with self.engine.connect() as conn:
+        async with self.db.connection() as conn:
             rows = list(await conn.execute(query))
         out = []
         for r in rows:

@@ -22,7 +22,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from nertz.rules import PRESETS, Rules
 from nertz.server import protocol
@@ -30,6 +29,7 @@ from nertz.server.players.identity import Identities, Profile
 from nertz.server.players.ratings import BOT_RATINGS, display, family
 from nertz.server.players.tables import quick_queue
 from nertz.server.room.messages import CommandError
+from nertz.server.store import Store
 
 log = logging.getLogger("nertz.players")
 
@@ -60,9 +60,9 @@ def bot_level(rating: float) -> str:
 class QuickMatch:
     """The quick-match queue in the database, and the grouping of its players."""
 
-    def __init__(self, engine: AsyncEngine, identities: Identities, make_room: MakeRoom,
+    def __init__(self, db: Store, identities: Identities, make_room: MakeRoom,
                  clock: Callable[[], float] = time.time) -> None:
-        self.engine = engine
+        self.db = db
         self.identities = identities
         self.make_room = make_room
         self.clock = clock
@@ -77,7 +77,7 @@ class QuickMatch:
         if not 0 <= bots_after <= MAX_BOTS_AFTER:
             raise ValueError(f"bots_after must be 0 to {MAX_BOTS_AFTER:g} seconds, "
                              f"not {bots_after:g}")
-        async with self.engine.begin() as conn:
+        async with self.db.transaction() as conn:
             await conn.execute(quick_queue.delete()
                                .where(quick_queue.c.profile_id == profile.id))
             await conn.execute(quick_queue.insert().values(
@@ -87,7 +87,7 @@ class QuickMatch:
 
     async def leave(self, profile_id: str) -> bool:
         """Take a waiting player out of the queue; False if they were not waiting."""
-        async with self.engine.begin() as conn:
+        async with self.db.transaction() as conn:
             result = await conn.execute(quick_queue.delete()
                                         .where(quick_queue.c.profile_id == profile_id)
                                         .where(quick_queue.c.status == "waiting"))
@@ -106,7 +106,7 @@ class QuickMatch:
             if row is None:  # pragma: no cover - left meanwhile
                 return None
         if row.status == "matched":
-            async with self.engine.begin() as conn:
+            async with self.db.transaction() as conn:
                 await conn.execute(quick_queue.delete()
                                    .where(quick_queue.c.profile_id == profile_id)
                                    .where(quick_queue.c.status == "matched"))
@@ -118,7 +118,7 @@ class QuickMatch:
                 "bots_after": row.bots_after}
 
     async def _row(self, profile_id: str) -> Any:
-        async with self.engine.connect() as conn:
+        async with self.db.connection() as conn:
             return (await conn.execute(sa.select(quick_queue)
                                        .where(quick_queue.c.profile_id == profile_id))).first()
 
@@ -126,11 +126,11 @@ class QuickMatch:
         """Group whoever can be grouped for ``preset`` and ``seats``; how many tables were
         made."""
         now = self.clock()
-        async with self.engine.begin() as conn:
+        async with self.db.transaction() as conn:
             await conn.execute(quick_queue.delete()
                                .where(quick_queue.c.status == "waiting")
                                .where(quick_queue.c.joined_at < now - QUEUE_EXPIRY))
-        async with self.engine.connect() as conn:
+        async with self.db.connection() as conn:
             waiting = list(await conn.execute(
                 sa.select(quick_queue).where(quick_queue.c.status == "waiting")
                 .where(quick_queue.c.preset == preset).where(quick_queue.c.seats == seats)
@@ -157,7 +157,7 @@ class QuickMatch:
     async def _seat(self, group: list[Any], preset: str, seats: int) -> bool:
         claim = secrets.token_hex(8)
         ids = [r.profile_id for r in group]
-        async with self.engine.begin() as conn:
+        async with self.db.transaction() as conn:
             result = await conn.execute(
                 quick_queue.update().where(quick_queue.c.profile_id.in_(ids))
                 .where(quick_queue.c.status == "waiting")
@@ -180,11 +180,11 @@ class QuickMatch:
                 room.submit(host, protocol.AddBot(level=level, bot=BOT_KIND))
         except Exception:
             log.exception("quick match: could not seat %s", ids)
-            async with self.engine.begin() as conn:
+            async with self.db.transaction() as conn:
                 await conn.execute(quick_queue.update().where(quick_queue.c.claim == claim)
                                    .values(status="waiting", claim=None))
             return False
-        async with self.engine.begin() as conn:
+        async with self.db.transaction() as conn:
             for profile_id, player, token in seated:
                 await conn.execute(
                     quick_queue.update().where(quick_queue.c.profile_id == profile_id)

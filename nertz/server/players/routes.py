@@ -93,13 +93,13 @@ class PlayersApi:
     """Everything about players, over the store's database and the hub's rooms."""
 
     def __init__(self, hub: Hub, limits: Limits, signins: Rate = SIGNINS) -> None:
-        engine = hub.store.engine
+        db = hub.store
         self.hub = hub
-        self.identities = Identities(engine)
-        self.accounts = Accounts(engine)
-        self.history = History(engine)
-        self.quick = QuickMatch(engine, self.identities, hub.create)
-        self.listing = Listing(engine, hub.rooms.get)
+        self.identities = Identities(db)
+        self.accounts = Accounts(db)
+        self.history = History(db)
+        self.quick = QuickMatch(db, self.identities, hub.create)
+        self.listing = Listing(db, hub.rooms.get)
         self.limits = limits
         self.signins = signins
         hub.store.match_listeners.append(self.match_saved)
