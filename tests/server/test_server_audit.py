@@ -72,6 +72,20 @@ def test_sync_is_throttled(client: TestClient) -> None:
         assert refused or len(states) < 50, (len(states), len(refused))
 
 
+def test_a_message_refused_as_too_many_carries_its_id(client: TestClient) -> None:
+    """A play refused by the socket's message limit names its ``id``: the client can tell
+    which move was refused instead of waiting for an answer that never comes."""
+    with two_players(client) as (_ann, _bob, a, _b):
+        quiet(a, 0.2)
+        for i in range(120):
+            a.send_json({"type": "play", "id": f"p{i}", "move": "T"})
+        got = quiet(a, 0.5)
+        refused = [m for m in got if m.get("code") == "too_fast"
+                   and m.get("message", "").startswith("too many messages")]
+        assert refused, [m.get("code") for m in got]
+        assert all(m.get("id", "").startswith("p") for m in refused), refused[:3]
+
+
 def test_host_commands_are_throttled(client: TestClient) -> None:
     ann = create_room(client, seats=4)
     bob = join(client, ann.room, "Bob")

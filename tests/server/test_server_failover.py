@@ -40,7 +40,7 @@ BROADCASTS = ("room", "table", "update", "round_over")
 @pytest.fixture
 def quick_bots(monkeypatch: pytest.MonkeyPatch) -> None:
     """The tests' network bots play fast but under the server's 10 moves a second (a move
-    refused unread, as too many messages, gets an error with no id: its play waits 30 s)."""
+    refused as too fast is a turn lost, and these tests count every move)."""
     monkeypatch.setitem(SPEEDS, "expert", SpeedProfile("expert", 150.0, 60.0))
 
 

@@ -780,9 +780,13 @@ def create_app(
                 # latency-fair races order plays by (the room may be on another process).
                 arrived = wall_ms()
                 if not allowance.take(loop.time()):
-                    # Refused unread: answering costs little, doing what it asks might not.
+                    # Refused without doing what it asks (that might cost much), but with its
+                    # `id`: a client whose move was refused must learn which one, or it waits
+                    # for an answer that never comes.
+                    text = frame.get("text")
                     conn.send(_error("too_fast", f"too many messages: at most "
-                                                 f"{MESSAGES_PER_SECOND:g} a second"))
+                                                 f"{MESSAGES_PER_SECOND:g} a second",
+                                     protocol.message_id(text) if text is not None else None))
                     continue
                 raw = frame.get("text")
                 if raw is None:
