@@ -302,9 +302,9 @@ async def test_paused_owner_is_fenced(service: Service, quick_bots: None) -> Non
 
 @pytest.mark.skipif(
     not os.environ.get("NERTZ_CHAOS"),
-    reason="NERTZ_CHAOS=1 runs it: about 1 run in 3 on this busy machine, one room of the 20 "
-           "stops in play after several takeovers (both bots idle at one version), not yet "
-           "explained")
+    reason="NERTZ_CHAOS=1 runs it (about 150 s). Kept out of CI until it has a longer record: "
+           "before refused messages carried their id, 2 runs in 6 stalled one room; since, 3 "
+           "of 3 passed")
 async def test_chaos(service: Service, quick_bots: None) -> None:
     """20 rooms of bots over three processes behind a proxy, playing match after match while
     a random process is SIGKILLed and restarted every 5 s for 60 s: every match finishes, and
