@@ -201,7 +201,12 @@ async def test_three_processes_one_game(service: Service, quick_bots: None) -> N
     cat = await join(c.url, ann["room"], "Cat", spectator=True)
     async with httpx.AsyncClient() as http:
         infos = [(await http.get(f"{p.url}/api/rooms/{ann['code']}")).json() for p in (a, b, c)]
+        # The players' ratings too, asked of the owner or not.
+        rated = [(await http.get(f"{p.url}/api/rooms/{ann['room']}/ratings")) for p in (a, b, c)]
     assert infos[0] == infos[1] == infos[2] and len(infos[0]["players"]) == 3
+    assert [r.status_code for r in rated] == [200, 200, 200], [r.text for r in rated]
+    assert rated[0].json() == rated[1].json() == rated[2].json()
+    assert len(rated[0].json()["players"]) == 3
     assert await service.owner(ann["room"]) is not None
     # Kept as text at once: the client's mirror goes on to change the dicts it was handed.
     seen: dict[str, list[tuple[int, str, dict[str, Any]]]] = {"Ann": [], "Bob": [], "Cat": []}

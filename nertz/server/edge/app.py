@@ -307,6 +307,8 @@ def create_app(
         state["hub"] = hub
         app.state.hub = hub
         state["players"] = app.state.players = PlayersApi(hub, shared)
+        state["players"].room_info_elsewhere = (
+            lambda exc: _relayed(exc, "info", {"room": exc.room_id}))
         try:
             yield
         finally:

@@ -7,14 +7,14 @@ router the app includes (:meth:`PlayersApi.router`). docs/protocol.md lists the 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from nertz.rules import PRESETS
+from nertz.rules import PRESETS, Rules
 from nertz.server import protocol
 from nertz.server.limits import Limits, Rate
 from nertz.server.players.accounts import AccountError, Accounts
@@ -40,7 +40,7 @@ from nertz.server.players.ratings import (
 )
 
 if TYPE_CHECKING:
-    from nertz.server.hub import Hub
+    from nertz.server.hub import Hub, OwnedElsewhere
     from nertz.server.live import LiveRoom
 
 log = logging.getLogger("nertz.players")
@@ -89,6 +89,10 @@ class QuickAsk(msgspec.Struct, forbid_unknown_fields=True):
     name: str | None = None
 
 
+RoomInfoElsewhere = Callable[["OwnedElsewhere"], Awaitable[dict[str, Any]]]
+"""Asks the owning process for a room's lobby (``Table.room_info``)."""
+
+
 class PlayersApi:
     """Everything about players, over the store's database and the hub's rooms."""
 
@@ -102,6 +106,8 @@ class PlayersApi:
         self.listing = Listing(db, hub.rooms.get)
         self.limits = limits
         self.signins = signins
+        self.room_info_elsewhere: RoomInfoElsewhere | None = None
+        """Asks the process that owns a room for its lobby (set by a multi-process server)."""
         hub.store.match_listeners.append(self.match_saved)
 
     # ------------------------------------------------------------------ hooks
@@ -296,23 +302,34 @@ class PlayersApi:
 
         @api.get("/api/rooms/{key}/ratings", **API["room_ratings"])
         async def room_ratings(key: str) -> dict[str, Any]:
-            room = None
+            from nertz.server.hub import OwnedElsewhere
+
+            info: dict[str, Any] | None = None
             if len(key) <= 32:
                 try:
                     room = await get().hub.get(key)
+                    if room is not None:
+                        info = room.table.room_info()
+                except OwnedElsewhere as exc:
+                    # Another process owns the room: it says who sits there; the ratings are
+                    # in the shared database.
+                    ask = get().room_info_elsewhere
+                    if ask is None:  # pragma: no cover - only a multi-process server has owners
+                        raise error(503, f"room {key!r} is unavailable") from None
+                    info = await ask(exc)
                 except Exception:
                     log.exception("room %s could not be loaded", key)
                     raise error(503, f"room {key!r} is unavailable") from None
-            if room is None:
+            if info is None:
                 raise error(404, f"no open room {key!r}")
-            fam = family(room.table.rules)
-            members = await get().identities.members(room.id)
+            fam = family(Rules.from_spec(info["rules"]))
+            members = await get().identities.members(info["id"])
             skills = await get().history.skills(sorted(set(members.values())), fam)
             players = []
-            for p in room.table.players.values():
-                prof = members.get(p.id)
-                skill = bot_skill(p.level) if p.bot else skills.get(prof or "", NEW)
-                players.append({"player": p.id, "profile": prof,
+            for p in info["players"]:
+                prof = members.get(p["id"])
+                skill = bot_skill(p["level"]) if p["bot"] else skills.get(prof or "", NEW)
+                players.append({"player": p["id"], "profile": prof,
                                 "rating": round(skill.display, 1)})
             return {"family": fam, "players": players}
 
