@@ -165,12 +165,12 @@ async def wait_healthy(base: str, proc: subprocess.Popen[bytes], timeout: float 
     async with httpx.AsyncClient(timeout=2.0) as http:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise SystemExit(f"server_load: the server exited with {proc.returncode}")
+                raise SystemExit(f"nertz serve exited with {proc.returncode}")
             with contextlib.suppress(httpx.HTTPError):
                 if (await http.get(base + "/healthz")).status_code == 200:
                     return
             await asyncio.sleep(0.1)
-    raise SystemExit("server_load: the server did not start")
+    raise SystemExit("nertz serve did not start")
 
 
 def rss_mb(pid: int) -> float:

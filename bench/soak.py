@@ -59,7 +59,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 # The port and memory probes are server_load's: one definition for both benchmarks.
-from bench.server_load import free_port, rss_mb  # noqa: E402
+from bench.server_load import free_port, rss_mb, wait_healthy  # noqa: E402
 from nertz import replay  # noqa: E402
 from nertz.bots import GreedyBot, Observation  # noqa: E402
 from nertz.net.client import Client, ClientError  # noqa: E402
@@ -121,20 +121,6 @@ def server(port: int, clients: int, log: list[str]) -> Iterator[subprocess.Popen
             proc.wait(10)
         log.extend(log_path.read_text(errors="replace").splitlines())
         shutil.rmtree(folder, ignore_errors=True)
-
-
-async def wait_healthy(base: str, proc: subprocess.Popen[bytes]) -> None:
-    """Until ``/healthz`` answers (the server exiting first is an error)."""
-    deadline = time.monotonic() + 60
-    async with httpx.AsyncClient() as http:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"nertz serve exited with {proc.returncode}")
-            with contextlib.suppress(httpx.HTTPError):
-                if (await http.get(base + "/healthz")).status_code == 200:
-                    return
-            await asyncio.sleep(0.2)
-    raise RuntimeError("nertz serve did not start")
 
 
 def watch_errors(client: Client, tally: Tally) -> None:
@@ -325,7 +311,7 @@ async def run(clients: int, seconds: float, hostile_every: int) -> dict[str, Any
     tally = Tally()
     server_log: list[str] = []
     with server(port, clients, server_log) as proc:
-        await wait_healthy(base, proc)
+        await wait_healthy(base, proc, timeout=60.0)
         start = time.monotonic()
         until = start + seconds
         samples: list[tuple[float, float]] = []
