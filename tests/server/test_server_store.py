@@ -177,7 +177,9 @@ async def test_table_rebuilt_from_its_log(store: Store) -> None:
             break
         table.handle(p, protocol.Play(f"a{i}", str(move) if move else "T"))
         p.moves.tokens = 10.0  # not the throttle under test
-        await asyncio.sleep(0)
+        # A play another seat could answer waits out the fair-race window: let it be decided
+        # before the next seat picks its move, or a busy machine turns later picks stale.
+        await table.settled()
     # a rejection changes nothing, stores nothing
     table.handle(ann, protocol.Play("bad", "Q-Z"))
     await table.settled()
