@@ -150,7 +150,8 @@ def new_page(browser: Any) -> Iterator[Any]:
         contexts.append(ctx)
         page = ctx.new_page()
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.set_default_timeout(10_000)
+        # Waits on the page follow server timers and a busy CI machine's Chromium: generous.
+        page.set_default_timeout(30_000)
         return page
 
     yield make

@@ -54,7 +54,7 @@ def add_bots(page: Any, level: str, count: int, tap: bool = False) -> None:
 
 def wait_table(page: Any) -> None:
     page.wait_for_selector('#table-screen[data-phase="playing"] #me [data-pile="N"] .card',
-                           timeout=15_000)
+                           timeout=30_000)
 
 
 def wait_name(page: Any, name: str) -> None:
