@@ -4,12 +4,15 @@
 section 6; ``layout`` builds a complete layout from the few cards a test cares about, putting
 every other card of the deck into the stock in deck order; ``fairy_loop_layouts`` deals the
 endless Fairy Fly round (the engine's, the simulator's, the environment's and the server's
-tests of the referee all play it). ``pyproject.toml`` puts this folder on the path, so the
-tests in ``tests/server`` import it too.
+tests of the referee all play it); ``stop_process`` ends a server process a test started.
+``pyproject.toml`` puts this folder on the path, so the tests in ``tests/server`` import it too.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -195,3 +198,31 @@ def policy(rnd: Round, seat: int) -> Move | None:
         return move
     tab = rnd.tableaus[seat]
     return TURN if tab.stock or tab.waste else None
+
+
+# ------------------------------------------------------------------ processes the tests start
+
+
+def stop_process(proc: subprocess.Popen[Any], grace: float = 30.0, group: bool = False) -> None:
+    """End a process a test started (a ``nertz serve``): SIGTERM, then SIGKILL if it has not
+    exited within ``grace`` seconds (generous: a busy machine shuts down slowly); reaped either
+    way. ``group``: signal its whole process group (a server with workers, started with
+    ``start_new_session=True``)."""
+    if proc.poll() is not None:
+        return
+
+    def send(sig: int) -> None:
+        try:
+            if group:
+                os.killpg(proc.pid, sig)
+            else:
+                proc.send_signal(sig)
+        except ProcessLookupError:
+            pass  # it exited meanwhile
+
+    send(signal.SIGTERM)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        send(signal.SIGKILL)
+        proc.wait()

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from _support import stop_process
 
 from nertz.net.client import Client, ClientError, apply_update, parse_room_url
 from nertz.net.netbot import NetworkBot
@@ -65,12 +66,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             time.sleep(0.1)
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(30)
+        stop_process(proc)
 
 
 async def _two_players(base: str, rules: Any = SHORT) -> tuple[Client, Client]:

@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 import redis
+from _support import stop_process
 from server_support import live_server
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
@@ -293,9 +294,4 @@ def test_a_multi_process_server_holds_its_limits_as_one(prefix: str, pg_url: str
                     connect(url).close()
                 assert info.value.response.status_code == 429
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_process(proc, group=True)

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+from _support import stop_process
 from server_support import apply_update, public
 from websockets.sync.client import ClientConnection, connect
 
@@ -74,13 +75,8 @@ class Server:
         self.proc.wait(60)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(30)
+        if self.proc is not None:
+            stop_process(self.proc)
 
 
 @pytest.fixture

@@ -63,6 +63,25 @@ def wait_name(page: Any, name: str) -> None:
                            ".some((e) => e.textContent === n)", arg=name)
 
 
+def two_at_a_table(server: Any, new_page: Any, ann_script: str | None = None
+                   ) -> tuple[Any, Any]:
+    """Ann and Ben, each in a page of their own, at a two-seat pagat table, the round begun
+    (``ann_script`` runs in Ann's page before any of its own scripts)."""
+    ann, ben = new_page(), new_page()
+    if ann_script is not None:
+        ann.add_init_script(ann_script)
+    r = seat_room(server, ann, "Ann", rules={"preset": "pagat"}, seats=2)
+    ben.goto(f"{server.base}/r/{r['code']}")
+    ben.fill("#name", "Ben")
+    ben.click("#join-room")
+    ben.wait_for_selector("#lobby")
+    wait_name(ann, "Ben")
+    ann.click("#start")
+    for page in (ann, ben):
+        wait_table(page)
+    return ann, ben
+
+
 def replay_totals(page: Any) -> list[int]:
     """The scores the replay viewer shows at the end of a round."""
     cells = page.locator('#replay-result td[data-field="total"]').all_text_contents()
