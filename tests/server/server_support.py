@@ -152,6 +152,15 @@ def in_loop(client: TestClient, fn: Any, *args: Any) -> Any:
     return client.portal.call(fn, *args)
 
 
+async def until_playing(table: Table, timeout: float = WAIT) -> None:
+    """Wait (on the table's loop) until its round is dealt: the countdown's timer runs on the
+    loop, however busy the machine."""
+    deadline = time.monotonic() + timeout
+    while table.phase != "playing":
+        assert time.monotonic() < deadline, f"the round was not dealt: {table.phase}"
+        await anyio.sleep(0.01)
+
+
 def moves_of(table: Table) -> list[Any]:
     """The moves of the table's current round, as its replay recorder holds them."""
     assert table.recorder is not None
