@@ -1,0 +1,77 @@
+"""What a room keeps in memory stays bounded however long it lives (issue 8 item 12: the soak's
+server grew with every room that came and went)."""
+
+from __future__ import annotations
+
+import pytest
+
+from nertz.server import protocol
+from nertz.server.edge import fanout as fanout_module
+from nertz.server.edge.fanout import HISTORY, HISTORY_BYTES, Fanout
+from nertz.server.room.messages import EVERYONE, CaughtUp, Effects, Pong, Send
+
+
+class ListSink:
+    """A socket that keeps what it is sent."""
+
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def send(self, data: bytes) -> None:
+        self.sent.append(data)
+
+    def close(self) -> None:
+        pass
+
+
+def broadcast(fanout: Fanout, version: int, size: int) -> None:
+    """One broadcast of about ``size`` bytes, committed at once."""
+    message = Pong(id="x" * size, sent=version, server=0)
+    fanout.publish(Effects([Send(EVERYONE, message, version)]))
+
+
+def test_the_history_is_bounded_in_bytes_and_keeps_the_newest() -> None:
+    fanout = Fanout()
+    for v in range(1, HISTORY + 1):
+        broadcast(fanout, v, 2000)  # 512 updates of 2 KB: a megabyte if kept by count only
+    kept = [v for v, _ in fanout.history]
+    assert sum(len(data) for _, data in fanout.history) <= HISTORY_BYTES
+    assert kept == list(range(HISTORY - len(kept) + 1, HISTORY + 1))  # the newest, in order
+    assert len(kept) >= HISTORY_BYTES // 2100
+    # One broadcast larger than the whole bound is still kept (the newest always is).
+    broadcast(fanout, HISTORY + 1, 2 * HISTORY_BYTES)
+    assert [v for v, _ in fanout.history] == [HISTORY + 1]
+    # Small broadcasts are still kept by count.
+    for v in range(HISTORY + 2, 3 * HISTORY):
+        broadcast(fanout, v, 10)
+    assert len(fanout.history) == HISTORY
+
+
+def test_a_client_behind_the_kept_history_gets_the_whole_state() -> None:
+    fanout = Fanout()
+    last = 200
+    for v in range(1, last + 1):
+        broadcast(fanout, v, 2000)
+    oldest = fanout.history[0][0]
+    assert oldest > 2
+
+    def whole() -> Pong:
+        return Pong(id="whole", sent=0, server=0)
+
+    def caught_up() -> CaughtUp:
+        return CaughtUp(v=last, you=None)
+
+    near, far = ListSink(), ListSink()
+    fanout.catch_up(near, oldest - 1, last, whole, caught_up)
+    fanout.catch_up(far, oldest - 2, last, whole, caught_up)
+    assert len(near.sent) == last - oldest + 2 and near.sent[-1] == protocol.encode(caught_up())
+    assert far.sent == [protocol.encode(whole())]
+
+
+def test_the_history_count_bound_is_read_at_run_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tests shrink it (test_server_ws): the bound is read when a broadcast is kept.
+    monkeypatch.setattr(fanout_module, "HISTORY", 4)
+    fanout = Fanout()
+    for v in range(1, 10):
+        broadcast(fanout, v, 10)
+    assert [v for v, _ in fanout.history] == [6, 7, 8, 9]
