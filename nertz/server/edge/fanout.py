@@ -26,8 +26,8 @@ HISTORY_BYTES: Final = 64 * 1024
 """Encoded bytes of broadcasts kept for catching up, at most (the oldest go first; the newest
 is always kept). Missed broadcasts worth more than a few whole states are cheaper sent as the
 whole state, and a room keeps its history as long as it lives (an abandoned room for its idle
-time): 512 updates of a four-seat table were some 250 KB a room, most of a busy server's
-memory."""
+time): a four-seat table's updates average some 740 bytes, so 512 of them would be 380 KB a
+room, the largest single use of a busy server's memory."""
 
 
 class Sink(Protocol):
