@@ -3,12 +3,21 @@ server grew with every room that came and went)."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+import nertz.server.hub as hub_module
+from nertz.rules import Rules
 from nertz.server import protocol
 from nertz.server.edge import fanout as fanout_module
 from nertz.server.edge.fanout import HISTORY, HISTORY_BYTES, Fanout
+from nertz.server.hub import Hub
 from nertz.server.room.messages import EVERYONE, CaughtUp, Effects, Pong, Send
+from nertz.server.store import Store
 
 
 class ListSink:
@@ -75,3 +84,41 @@ def test_the_history_count_bound_is_read_at_run_time(monkeypatch: pytest.MonkeyP
     for v in range(1, 10):
         broadcast(fanout, v, 10)
     assert [v for v, _ in fanout.history] == [6, 7, 8, 9]
+
+
+def test_rooms_that_fell_idle_together_close_in_one_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Idle rooms leave memory together and are marked closed in one transaction: closed one
+    by one, each waiting its write behind the busy log's, rooms fell idle faster than they left
+    memory and the soak's server kept growing."""
+    monkeypatch.setattr(hub_module, "LATENCY_SECONDS", 0.02)
+
+    async def main() -> tuple[int, list[str]]:
+        store = await Store.open(f"sqlite:///{tmp_path / 'idle.db'}")
+        hub = Hub(store, start_bots=False, idle_seconds=3600)
+        try:
+            ids = [(await hub.create(Rules.from_spec("pagat"), 2)).id for _ in range(30)]
+            writes = 0
+            transaction = store.transaction
+
+            def counted() -> Any:
+                nonlocal writes
+                writes += 1
+                return transaction()
+
+            monkeypatch.setattr(store, "transaction", counted)
+            hub.idle_seconds = 0.0  # every room is idle at the next turn of the hub's timer
+            deadline = time.monotonic() + 30
+            while hub.rooms:
+                assert time.monotonic() < deadline, f"{len(hub.rooms)} rooms never closed"
+                await asyncio.sleep(0.02)
+            statuses = [(await store.find_room(i)) for i in ids]
+            return writes, [row.status if row is not None else "gone" for row in statuses]
+        finally:
+            await hub.close()
+            await store.close()
+
+    writes, statuses = asyncio.run(main())
+    assert statuses == ["closed"] * 30
+    assert writes == 1
