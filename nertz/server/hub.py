@@ -207,7 +207,13 @@ class Hub:
             room.send_latency()
             if room.fanout.sinks:
                 self._empty_since.pop(room.id, None)
-            elif now - self._empty_since.setdefault(room.id, now) >= self.idle_seconds:
+                continue
+            if room.table.phase.between_matches:
+                # Nobody to catch up and nothing in play: most rooms spend their idle time so
+                # (a finished match, everyone gone), and their broadcasts were most of what
+                # they kept. Whoever comes back gets the whole state.
+                room.fanout.forget_history()
+            if now - self._empty_since.setdefault(room.id, now) >= self.idle_seconds:
                 idle.append(room)
         if idle:
             try:

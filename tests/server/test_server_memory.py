@@ -4,6 +4,7 @@ server grew with every room that came and went)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -122,3 +123,49 @@ def test_rooms_that_fell_idle_together_close_in_one_write(
     writes, statuses = asyncio.run(main())
     assert statuses == ["closed"] * 30
     assert writes == 1
+
+
+def test_an_empty_room_between_matches_keeps_no_broadcasts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A room nobody is in, with no match being played, forgets its catch-up history at the
+    hub's next turn (it waits out its idle time holding nothing for nobody); a room with a
+    socket keeps it, and a socket coming back to the emptied room gets the whole state."""
+    monkeypatch.setattr(hub_module, "LATENCY_SECONDS", 0.02)
+
+    async def main() -> tuple[int, list[str]]:
+        store = await Store.open(f"sqlite:///{tmp_path / 'quiet.db'}")
+        hub = Hub(store, start_bots=False)
+        try:
+            rooms, sinks = [], []
+            for i in range(2):
+                room = await hub.create(Rules.from_spec("pagat"), 2)
+                host, _ = await room.join(f"Host {i}", False)
+                sink = ListSink()
+                room.attach(sink, host, None)
+                await room.join(f"Guest {i}", False)  # a broadcast (the room changed)
+                rooms.append(room)
+                sinks.append(sink)
+            await asyncio.gather(*(r.settled() for r in rooms))
+            assert all(r.fanout.history for r in rooms)
+            quiet, busy = rooms
+            quiet.detach(sinks[0])
+            deadline = time.monotonic() + 30
+            while quiet.fanout.history:
+                assert time.monotonic() < deadline, "the empty room kept its history"
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(0.1)  # a few more turns of the hub's timer
+            back = ListSink()
+            host = next(p for p in quiet.table.players.values() if p.name == "Host 0")
+            quiet.attach(back, host, 1)
+            while not back.sent:
+                assert time.monotonic() < deadline, "nothing came back"
+                await asyncio.sleep(0.02)
+            return len(busy.fanout.history), [json.loads(data)["type"] for data in back.sent]
+        finally:
+            await hub.close()
+            await store.close()
+
+    busy, kinds = asyncio.run(main())
+    assert busy > 0
+    assert kinds[0] == "state"

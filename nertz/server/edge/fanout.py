@@ -106,6 +106,11 @@ class Fanout:
                                     or self._history_bytes > HISTORY_BYTES):
             self._history_bytes -= len(history.popleft()[1])
 
+    def forget_history(self) -> None:
+        """Drop the kept broadcasts (a socket that comes back then gets the whole state)."""
+        self.history.clear()
+        self._history_bytes = 0
+
     def _flush_after(self, fut: asyncio.Future[Any]) -> None:
         if not fut.cancelled() and fut.exception() is not None:
             # The store refused an entry: what is queued may show changes the log does not
