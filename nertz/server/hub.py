@@ -256,8 +256,11 @@ class Hub:
         (the room stays stored; :meth:`get` would rebuild it)."""
         await self._unload([room])
 
-    async def _unload(self, rooms: list[LiveRoom]) -> None:
+    async def _unload(self, rooms: list[LiveRoom], only_empty: bool = False) -> list[LiveRoom]:
         async with self._lock:
+            if only_empty:
+                # Someone may have come back while this waited its turn: their room stays.
+                rooms = [room for room in rooms if not room.fanout.sinks]
             for room in rooms:
                 room.close()
             # Together: one at a time, each waiting its writes behind every other room's,
@@ -270,6 +273,7 @@ class Hub:
                     if self.node is not None:
                         await self.node.release(room.id)
                 self._empty_since.pop(room.id, None)
+        return rooms
 
     async def close_room(self, room: LiveRoom) -> None:
         """Close a room nobody is in: out of memory, and marked closed so that it is neither
@@ -279,7 +283,7 @@ class Hub:
     async def close_rooms(self, rooms: list[LiveRoom]) -> None:
         """Close rooms nobody is in (see :meth:`close_room`): out of memory together, then
         marked closed in one write."""
-        await self._unload(rooms)
+        rooms = await self._unload(rooms, only_empty=True)
         while True:
             try:
                 await self.store.set_statuses([room.id for room in rooms], "closed")
