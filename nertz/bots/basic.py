@@ -2,8 +2,9 @@
 
 ``greedy`` plays a contested foundation play first (a card another seat shows too:
 :func:`nertz.bots.races.urgent_play`), then :func:`nertz.bots.heuristic.strong_move`: the Nertz
-top first (to a foundation, onto a work pile), contested foundation plays before others, runs moved to empty a pile or to
-uncover a card that plays, and the waste put onto a work pile only when it helps. When that list
+top first (to a foundation, onto a work pile), contested foundation plays before others, runs
+moved to empty a pile or to uncover a card that plays, and the waste put onto a work pile only
+when it helps. When that list
 is empty it turns the stock; after a whole pass through it with nothing to play it relaxes the
 waste rule for a pass, then declares ``STUCK`` (:class:`~nertz.bots.idle.IdleSense`: judged
 from what the seat has seen, never from the engine's look at hidden cards).
