@@ -25,6 +25,7 @@ from nertz.bots import SPEEDS, SpeedProfile
 from nertz.net.client import Client, MoveResult
 from nertz.net.netbot import NetworkBot
 from nertz.server.cluster import Leases
+from nertz.server.room.snapshot import EVERY_ENV
 from nertz.server.store import Store
 
 pytestmark = pytest.mark.anyio
@@ -32,6 +33,9 @@ pytestmark = pytest.mark.anyio
 SPEC = {"preset": "pagat", "rounds": 1, "nertz_pile_size": 5, "call": "auto"}
 """A short match: one round, five-card Nertz piles, called as a pile empties."""
 
+
+SNAPSHOT_EVERY = 3
+"""The processes' snapshots: at any deal 3 entries or more after the last one."""
 
 BROADCASTS = ("room", "table", "update", "round_over")
 """The messages every socket of a room gets alike (numbered by ``v``)."""
@@ -78,8 +82,11 @@ class Service:
 
 
 @pytest.fixture
-def service(pg_url: str, tmp_path: Path) -> Iterator[Service]:
-    """A service with a Redis prefix of its own on the session's PostgreSQL database."""
+def service(pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Service]:
+    """A service with a Redis prefix of its own on the session's PostgreSQL database. Its
+    processes store a snapshot at nearly every deal, so that their rebuilds (failover) start
+    from one."""
+    monkeypatch.setenv(EVERY_ENV, str(SNAPSHOT_EVERY))
     s = Service(pg_url, new_prefix(), tmp_path)
     try:
         yield s
@@ -267,6 +274,11 @@ async def test_owner_killed_mid_match(service: Service, quick_bots: None) -> Non
         print(f"room taken over {taken:.2f} s after the kill")
         await runner
         await check_log(service.db, game)
+        # The new owner rebuilt the room from the snapshot its match's deal stored.
+        rebuilt = [line for p in service.procs if p.port != a.port
+                   for line in p.log.read_text().splitlines()
+                   if f"room {game.room} restored from its snapshot" in line]
+        assert rebuilt, "the room was not rebuilt from its snapshot"
     finally:
         await proxy.close()
 
@@ -360,8 +372,13 @@ async def test_chaos(service: Service, quick_bots: None) -> None:
         for game in games:
             await check_log(service.db, game)
             matches += sum(b.stats.matches for b in game.bots[:1])
+        logs = "".join(p.log.read_text() for p in service.procs)
+        rebuilt = logs.count(" restored from ")
+        from_snapshots = logs.count(" restored from its snapshot ")
         print(f"{kills} kills, {matches} matches, "
-              f"{sum(len(g.acked) for g in games)} acknowledged moves")
+              f"{sum(len(g.acked) for g in games)} acknowledged moves, {rebuilt} rebuilds "
+              f"({from_snapshots} from a snapshot)")
+        assert from_snapshots, "no failover went through a snapshot"
     finally:
         await proxy.close()
 
