@@ -96,12 +96,17 @@ def service(pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
         asyncio.run(drop_prefix(s.prefix))
 
 
+READY_SECONDS = 180.0
+"""How long a starting process may take to answer: about 2 s here, but a run starved of CPU
+(the test niced beside un-niced work) took over 60 s once."""
+
+
 def start(service: Service, n: int) -> list[Proc]:
     procs = [service.add() for _ in range(n)]
     for p in procs:
         p.start()
     for p in procs:
-        p.wait_ready()
+        p.wait_ready(READY_SECONDS)
     return procs
 
 
@@ -344,7 +349,7 @@ async def test_chaos(service: Service, quick_bots: None) -> None:
             service.restart(rng.randrange(len(service.procs)))
             kills += 1
         for proc in service.procs:
-            await asyncio.to_thread(proc.wait_ready)
+            await asyncio.to_thread(proc.wait_ready, READY_SECONDS)
         # The hosts start no new match: each room plays out the one it is in.
         for game in games:
             game.bots[0].host_duties = False
