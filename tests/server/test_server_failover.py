@@ -184,14 +184,17 @@ async def play(games: list[Game], timeout: float) -> None:
                 await b.client.close()
 
 
-async def check_log(db: str, game: Game) -> list[dict[str, Any]]:
+async def check_log(db: str | Store, game: Game) -> list[dict[str, Any]]:
     """Every acknowledged move is in the log exactly once; the log has no gap. Returns the
-    log's moves."""
-    store = await Store.open(db)
-    try:
-        entries = await store.load_log(game.room)
-    finally:
-        await store.close()
+    log's moves. (``db``: the database's URL, or a store open on it.)"""
+    if isinstance(db, Store):
+        entries = await db.load_log(game.room)
+    else:
+        store = await Store.open(db)
+        try:
+            entries = await store.load_log(game.room)
+        finally:
+            await store.close()
     assert [e.seq for e in entries] == list(range(len(entries)))
     moves = [e.data for e in entries if e.kind == "move"]
     logged = Counter(m["id"] for m in moves if "id" in m)
@@ -374,9 +377,13 @@ async def test_chaos(service: Service, quick_bots: None) -> None:
                 bot.stop()
         await runner
         matches = 0
-        for game in games:
-            await check_log(service.db, game)
-            matches += sum(b.stats.matches for b in game.bots[:1])
+        store = await Store.open(service.db)
+        try:
+            for game in games:
+                await check_log(store, game)
+                matches += sum(b.stats.matches for b in game.bots[:1])
+        finally:
+            await store.close()
         logs = "".join(p.log.read_text() for p in service.procs)
         rebuilt = logs.count(" restored from ")
         from_snapshots = logs.count(" restored from its snapshot ")
