@@ -493,9 +493,16 @@ class Store:
 
     async def set_status(self, room_id: str, status: str) -> None:
         """Mark a room ``open`` or ``closed`` (closed rooms are not restored at start)."""
+        await self.set_statuses([room_id], status)
+
+    async def set_statuses(self, room_ids: Sequence[str], status: str) -> None:
+        """Mark rooms ``open`` or ``closed`` in one transaction (the hub closes the rooms that
+        fell idle together: one write each would queue behind the log's)."""
+        if not room_ids:
+            return
         async with self.transaction() as conn:
             await conn.execute(
-                rooms.update().where(rooms.c.id == room_id).values(
+                rooms.update().where(rooms.c.id.in_(list(room_ids))).values(
                     status=status, updated_at=time.time()
                 )
             )
