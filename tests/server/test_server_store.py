@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 import sqlalchemy as sa
+from server_support import until_playing
 
 from nertz.rules import Rules
 from nertz.server import protocol
@@ -176,11 +177,8 @@ async def test_table_rebuilt_from_its_log(store: Store) -> None:
     table.handle(bob, protocol.Ready(True))
     table.handle(ann, protocol.Start(0))
     # The deal follows the countdown on the room's clock: wait for it, however busy the machine.
-    for _ in range(1000):
-        if table.phase == "playing":
-            break
-        await asyncio.sleep(0.01)
-    assert table.phase == "playing" and table.round is not None
+    await until_playing(table)
+    assert table.round is not None
     people = [ann, bob, cy]
     for i in range(60):
         p = people[i % 3]
