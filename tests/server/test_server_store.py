@@ -150,6 +150,20 @@ def picture(table: Table) -> dict[str, Any]:
                     for p in table.players.values()},
         "phase": table.phase,
         "last_t": table.last_t,
+        # What a snapshot carries besides (tests/server/test_server_snapshots.py): every answer
+        # a resent action id gets, the match's inner state, the automation watch.
+        "answers": {p.id: [(aid, msgspec.to_builtins(a)) for aid, a in p.answers.items()]
+                    for p in table.players.values()},
+        "match": (table.match.seed, table.match.nertz_sizes, table.match.pot,
+                  [(r.index, str(r.score.ended), r.score.caller,
+                    [seat.to_json() for seat in r.score.seats], r.nertz_sizes, r.pot_in,
+                    r.pot_out) for r in table.match.results]),
+        "last_result": None if table.last_result is None else table.last_result.index,
+        "watch": table.watch.to_json(),
+        "flags": [f.to_json() for f in table.flags],
+        "finished": list(table.archive.finished),
+        "facts": (table.match_number, table.match_id, table.same_deal, table.fair_option,
+                  table.countdown_ms, table.seq, table.rules.to_spec(), table.lobby.teams),
     }
 
 
