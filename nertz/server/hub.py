@@ -32,6 +32,7 @@ from nertz.server.cluster.node import Node
 from nertz.server.cluster.pipe import MOVED_CODE
 from nertz.server.limits import give_back_memory
 from nertz.server.live import LiveRoom
+from nertz.server.room.snapshot import FORMAT as SNAPSHOT_FORMAT
 from nertz.server.room.table import Phase, Table
 from nertz.server.store import WRITER_RETRY, Store, StoreBusy
 
@@ -178,13 +179,15 @@ class Hub:
                 await room.settled()
                 del self.rooms[row.id]
             epoch = await self._own(row.id)
-            entries = await self.store.load_log(row.id)
+            snapshot, entries = await self.store.load_room(row.id, SNAPSHOT_FORMAT)
             table = await Table.restore(
                 self.store, row.id, row.code, Rules.from_spec(row.rules), row.seats, entries,
-                epoch)
+                epoch, snapshot)
             room = self._adopt(table)
             room.start_seated_bots()
-            log.info("room %s restored from %d log entries", row.id, len(entries))
+            log.info("room %s restored from %s%d log entries", row.id,
+                     "" if snapshot is None else f"its snapshot at {snapshot.seq} and ",
+                     len(entries))
             return room
 
     def _adopt(self, table: Table) -> LiveRoom:
