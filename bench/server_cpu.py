@@ -28,7 +28,9 @@ Instruction counts, the figure that does not move with the load: run under callg
     valgrind --tool=callgrind --callgrind-out-file=/dev/null python bench/server_cpu.py --replays 1
     valgrind --tool=callgrind --callgrind-out-file=/dev/null python bench/server_cpu.py --replays 2
 
-(``--instructions`` does this itself and prints instructions per move.)
+(``--instructions`` does this itself and prints instructions per move.) For a profile of the
+replays alone: ``NERTZ_CALLGRIND=1 valgrind --tool=callgrind --instr-atstart=no python
+bench/server_cpu.py --replays 1``, then ``callgrind_annotate --inclusive=yes``.
 
     python bench/server_cpu.py --rooms 16 --moves 3000
 """
@@ -236,6 +238,7 @@ async def run(rooms: int, moves: int, replays: int, seed: int) -> tuple[list[Fig
             await asyncio.sleep(0.05)  # the joins' messages out before the clock starts
             gc.collect()
             commits0 = store.commits
+            _collect(True)
             cpu0, wall0 = time.process_time(), time.perf_counter()
             await asyncio.gather(*(replay_room(r, old.script)
                                    for r, old in zip(fresh, recorded, strict=True)))
@@ -243,6 +246,7 @@ async def run(rooms: int, moves: int, replays: int, seed: int) -> tuple[list[Fig
                 await r.live.settled()
             await asyncio.sleep(0)  # the last writes reach the stand-in sockets
             cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+            _collect(False)
             figures.append(Figures(sum(r.acked for r in fresh), cpu, wall,
                                    store.commits - commits0,
                                    sum(s.ws.frames for r in fresh for s in r.seats),
@@ -251,6 +255,14 @@ async def run(rooms: int, moves: int, replays: int, seed: int) -> tuple[list[Fig
                 r.live.close()
             await store.close()
         return figures, sum(r.acked for r in recorded)
+
+
+def _collect(on: bool) -> None:
+    """Under ``valgrind --tool=callgrind --instr-atstart=no`` with ``NERTZ_CALLGRIND=1``: count
+    instructions only over the replays (``callgrind_control -i``), for a profile of them."""
+    if os.environ.get("NERTZ_CALLGRIND"):
+        subprocess.run(["callgrind_control", "-i", "on" if on else "off", str(os.getpid())],
+                       capture_output=True, check=False)
 
 
 def instructions(argv: list[str]) -> float:

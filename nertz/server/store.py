@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -83,6 +84,9 @@ room_epochs = sa.Table(
 )
 """The newest owner's epoch of each room run under a lease (:mod:`nertz.server.cluster`): an
 append carrying an older epoch is refused in its own transaction (fencing)."""
+
+_ENTRY_ENCODER = msgspec.json.Encoder()
+"""Encodes each log entry's data (compact JSON, UTF-8)."""
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 """Where the Alembic scripts live."""
@@ -261,7 +265,8 @@ class Store:
             "room_id": room_id,
             "seq": seq,
             "kind": kind,
-            "data": json.dumps(data, separators=(",", ":")),
+            # msgspec, not json.dumps: one entry per move, and it is ten times cheaper.
+            "data": _ENTRY_ENCODER.encode(data).decode(),
             "at": time.time(),
         }
         self._pending.append((row, fut, epoch))
