@@ -20,43 +20,17 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from nertz.engine import Round
 from nertz.events import ResetDone, RoundEnded
 from nertz.match import Match
-from nertz.moves import TURN, Kind, Move
-from nertz.playout import greedy_move
 from nertz.rules import PRESETS
 
-Policy = Callable[[Round, int], Move | None]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the tests' seats
 
-
-def greedy(rng: random.Random) -> Policy:
-    """The greedy play, else mostly a turn, else now and then a work-pile shuffle."""
-
-    def choose(rnd: Round, seat: int) -> Move | None:
-        move = greedy_move(rnd, seat)
-        if move is not None:
-            return move
-        tab = rnd.tableaus[seat]
-        if (tab.stock or tab.waste) and rng.random() < 0.9:
-            return TURN
-        shuffles = [m for m in rnd.legal_moves(seat)
-                    if m.kind is Kind.TO_WORK and m.src.isdigit()]
-        return rng.choice(shuffles) if shuffles else None
-
-    return choose
-
-
-def any_legal(rng: random.Random) -> Policy:
-    """A uniformly random legal move."""
-
-    def choose(rnd: Round, seat: int) -> Move | None:
-        moves = rnd.legal_moves(seat)
-        return rng.choice(moves) if moves else None
-
-    return choose
+from _support import Policy, any_legal, greedy_or_idle
 
 
 def play(rnd: Round, choose: Policy, limit: int) -> tuple[int, bool]:
@@ -105,7 +79,7 @@ def main() -> int:
     args = parser.parse_args()
     unfinished = 0
     for preset in PRESETS:
-        for kind, rounds, make in (("greedy", args.rounds, greedy),
+        for kind, rounds, make in (("greedy", args.rounds, greedy_or_idle),
                                    ("random", args.random, any_legal)):
             if not rounds:
                 continue

@@ -23,11 +23,15 @@ clients are as patient as a browser: a browser gives a WebSocket opening handsha
 waits for its state as long as the socket is open, so they wait :data:`PATIENCE` seconds for
 each; a few seconds would count a loaded two-core machine, where this load generator shares
 the cores with the server, as the server's failure. Memory is the server's resident
-size, sampled every 5 s: the first sample, the one at the end of the warm-up (the first fifth),
-and the last, with the growth from warm-up to end. The server's working set grows until the
-room population is steady: every live room keeps its recent broadcasts for catching up, and
-an abandoned room stays a minute (``--room-idle-minutes 1``) before it closes; on a loaded
-two-core machine that took some six minutes of an 800-client run (read the samples).
+size, sampled every 5 s with the rooms in its memory (made and not yet closed, as its log
+says) and the machine's load: the first sample, the one at the end of the warm-up (the first
+fifth of the run, :data:`WARM_UP_SHARE`), the last, and the verdict: ``flat`` is ``yes`` when
+every sample after the warm-up is within :data:`FLAT_PCT` of the warm-up's. The same verdict
+from the moment the rooms in memory first reached 90% of their usual number (the median of the
+run's second half) is ``flat_once_rooms_steady``: on a loaded machine the load itself is still
+growing at the end of the warm-up. The server's
+working set grows until the room population is steady: every pair keeps a room in play, and an
+abandoned room stays a minute (``--room-idle-minutes 1``) before it closes.
 Bounded: the run stops at ``--seconds`` (clients still playing are stopped), and everything is
 on 127.0.0.1. Prints one JSON object.
 
@@ -40,6 +44,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -90,6 +95,7 @@ class Tally:
     rejected: int = 0
     reconnects: int = 0
     rooms: int = 0
+    rooms_created: int = 0
     matches: int = 0
     replays_ok: int = 0
     replays_bad: list[str] = field(default_factory=list)
@@ -99,9 +105,11 @@ class Tally:
 
 
 @contextlib.contextmanager
-def server(port: int, clients: int, log: list[str]) -> Iterator[subprocess.Popen[bytes]]:
-    """``nertz serve`` on loopback with a fresh SQLite file, limits opened for one address;
-    its log (a file: a pipe nobody reads would fill and stop the server) ends up in ``log``."""
+def server(port: int, clients: int,
+           log: list[str]) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """``nertz serve`` on loopback with a fresh SQLite file, limits opened for one address,
+    and the path of its log (a file: a pipe nobody reads would fill and stop the server),
+    which ends up in ``log``."""
     folder = tempfile.mkdtemp(prefix="nertz-soak-")
     log_path = Path(folder) / "server.log"
     cmd = [sys.executable, "-m", "nertz.cli", "serve", "--host", "127.0.0.1",
@@ -111,7 +119,7 @@ def server(port: int, clients: int, log: list[str]) -> Iterator[subprocess.Popen
     with open(log_path, "wb") as err:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)
     try:
-        yield proc
+        yield proc, log_path
     finally:
         proc.terminate()
         try:
@@ -213,6 +221,7 @@ async def pair_rooms(base: str, index: int, host_http: httpx.AsyncClient,
             host = await Client.create_room(base, f"Host {index}", rules=RULES, seats=4,
                                             http=host_http, ping_interval=None,
                                             open_timeout=PATIENCE)
+            tally.rooms_created += 1
             guest = await Client.join(base, f"Guest {index}", room=host.room_id,
                                       http=guest_http,
                                       ping_interval=None, open_timeout=PATIENCE)
@@ -296,12 +305,62 @@ async def hostile(base: str, index: int, tally: Tally, until: float) -> None:
             await asyncio.sleep(rng.uniform(0.5, 2.0))
 
 
-async def sample(pid: int, samples: list[tuple[float, float]], start: float,
+Sample = tuple[float, float, int, float]
+"""One look at the server: seconds since the start, resident MB, rooms in its memory (made by
+this run and not yet closed, as its log says), the machine's load average (1 minute)."""
+
+WARM_UP_SHARE = 0.2
+"""The warm-up is the run's first fifth (2 of 10 minutes): memory is judged after it."""
+
+FLAT_PCT = 10.0
+"""Memory is flat when every sample after the warm-up is within this of the first one."""
+
+
+async def sample(pid: int, log_path: Path, tally: Tally, samples: list[Sample], start: float,
                  until: float) -> None:
-    """The server's resident memory every 5 s."""
-    while time.monotonic() < until:
-        samples.append((round(time.monotonic() - start, 1), round(rss_mb(pid), 1)))
-        await asyncio.sleep(5)
+    """The server's resident memory and rooms in memory every 5 s."""
+    closed = 0
+    with open(log_path, "rb") as log:
+        while time.monotonic() < until:
+            closed += sum(b"closed: nobody in it" in line for line in log.readlines())
+            samples.append((round(time.monotonic() - start, 1), round(rss_mb(pid), 1),
+                            tally.rooms_created - closed, round(os.getloadavg()[0], 1)))
+            await asyncio.sleep(5)
+
+
+def memory_verdict(samples: list[Sample], seconds: float) -> dict[str, Any]:
+    """Resident memory at the start, at the end of the warm-up and at the end; whether it stayed
+    flat (within :data:`FLAT_PCT`) after the warm-up."""
+    warm = [rss for t, rss, _, _ in samples if t >= seconds * WARM_UP_SHARE]
+    if not warm:
+        return {"flat": "no samples after the warm-up"}
+    # When the load itself became steady: the rooms in memory first reach 90% of their median
+    # over the run's second half (a new room every match, an abandoned one for a minute).
+    later = sorted(rooms for t, _, rooms, _ in samples if t >= seconds / 2)
+    typical = later[len(later) // 2] if later else 0
+    steady = [(t, rss) for t, rss, rooms, _ in samples
+              if t >= seconds * WARM_UP_SHARE and rooms >= 0.9 * typical]
+    steady_rss = [rss for t, rss in samples_from(samples, steady[0][0])] if steady else []
+    return {
+        "warm_up_s": round(seconds * WARM_UP_SHARE),
+        "start": samples[0][1], "warm": warm[0], "end": warm[-1],
+        "growth_after_warm_pct": round(100 * (warm[-1] / warm[0] - 1), 1),
+        "min_after_warm": min(warm), "max_after_warm": max(warm),
+        "flat": "yes" if flat(warm) else "no",
+        "rooms_steady_from_s": steady[0][0] if steady else None,
+        "rss_once_rooms_steady": [steady_rss[0], steady_rss[-1]] if steady_rss else None,
+        "flat_once_rooms_steady": "yes" if steady_rss and flat(steady_rss) else "no",
+    }
+
+
+def samples_from(samples: list[Sample], start: float) -> list[tuple[float, float]]:
+    """(seconds, resident MB) of the samples from ``start`` on."""
+    return [(t, rss) for t, rss, _, _ in samples if t >= start]
+
+
+def flat(rss: list[float]) -> bool:
+    """Every figure within :data:`FLAT_PCT` of the first."""
+    return all(abs(m / rss[0] - 1) * 100 <= FLAT_PCT for m in rss)
 
 
 async def run(clients: int, seconds: float, hostile_every: int) -> dict[str, Any]:
@@ -310,13 +369,13 @@ async def run(clients: int, seconds: float, hostile_every: int) -> dict[str, Any
     base = f"http://127.0.0.1:{port}"
     tally = Tally()
     server_log: list[str] = []
-    with server(port, clients, server_log) as proc:
+    with server(port, clients, server_log) as (proc, log_path):
         await wait_healthy(base, proc, timeout=60.0)
         start = time.monotonic()
         until = start + seconds
-        samples: list[tuple[float, float]] = []
+        samples: list[Sample] = []
         # Sampled from the start: the ramp-up takes a while on a loaded machine.
-        sampler = asyncio.create_task(sample(proc.pid, samples, start, until))
+        sampler = asyncio.create_task(sample(proc.pid, log_path, tally, samples, start, until))
         pairs = []
         for i in range(clients // 2):
             pairs.append(asyncio.create_task(room_pair(base, i, tally, until)))
@@ -329,7 +388,6 @@ async def run(clients: int, seconds: float, hostile_every: int) -> dict[str, Any
             task.cancel()
         crashed = [repr(t.exception()) for t in done
                    if not t.cancelled() and t.exception() is not None]
-        warm = [m for t, m in samples if t >= seconds / 5]
         server_alive = proc.poll() is None
     return {
         "clients": clients, "seconds": seconds,
@@ -342,13 +400,8 @@ async def run(clients: int, seconds: float, hostile_every: int) -> dict[str, Any
         "replays_scored_as_played": tally.replays_ok, "replays_wrong": tally.replays_bad[:10],
         "hostile_frames": tally.hostile_sent,
         "hostile_answers": dict(tally.hostile_answers.most_common(12)),
-        "rss_mb": {"start": samples[0][1] if samples else None,
-                   "warm": warm[0] if warm else None, "end": warm[-1] if warm else None,
-                   "growth_after_warm_pct": round(100 * (warm[-1] / warm[0] - 1), 1)
-                   if warm else None,
-                   "min_after_warm": min(warm, default=None),
-                   "max_after_warm": max(warm, default=None),
-                   "samples": samples},
+        "rss_mb": memory_verdict(samples, seconds),
+        "samples_t_rss_rooms_load": samples,
         "tasks_crashed": crashed[:5],
         "server_alive_at_end": server_alive,
         "server_tracebacks": sum("Traceback" in line for line in server_log),

@@ -4,20 +4,24 @@
 section 6; ``layout`` builds a complete layout from the few cards a test cares about, putting
 every other card of the deck into the stock in deck order; ``fairy_loop_layouts`` deals the
 endless Fairy Fly round (the engine's, the simulator's, the environment's and the server's
-tests of the referee all play it). ``pyproject.toml`` puts this folder on the path, so the
-tests in ``tests/server`` import it too.
+tests of the referee all play it); ``stop_process`` ends a server process a test started.
+``pyproject.toml`` puts this folder on the path, so the tests in ``tests/server`` import it too.
 """
 
 from __future__ import annotations
 
+import os
+import random
+import signal
+import subprocess
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from nertz.cards import Card, deck
 from nertz.engine import Round, valid_run
 from nertz.match import Match
-from nertz.moves import STUCK, TURN, Move
+from nertz.moves import STUCK, TURN, Kind, Move
 from nertz.playout import greedy_move
 from nertz.rules import Rules
 from nertz.state import Layout
@@ -195,3 +199,64 @@ def policy(rnd: Round, seat: int) -> Move | None:
         return move
     tab = rnd.tableaus[seat]
     return TURN if tab.stock or tab.waste else None
+
+
+Policy = Callable[[Round, int], Move | None]
+"""A seat's play: the move it makes in a round (None: it waits)."""
+
+
+def greedy_or_idle(rng: random.Random) -> Policy:
+    """The greedy play, else mostly a turn, else now and then a work-pile shuffle (the server's
+    bots shuffle when the engine sees a rearrangement they do not); never declares. The seats of
+    ``tests/test_referee.py`` and ``bench/referee.py``."""
+
+    def choose(rnd: Round, seat: int) -> Move | None:
+        move = greedy_move(rnd, seat)
+        if move is not None:
+            return move
+        tab = rnd.tableaus[seat]
+        if (tab.stock or tab.waste) and rng.random() < 0.9:
+            return TURN
+        shuffles = [m for m in rnd.legal_moves(seat)
+                    if m.kind is Kind.TO_WORK and m.src.isdigit()]
+        return rng.choice(shuffles) if shuffles else None
+
+    return choose
+
+
+def any_legal(rng: random.Random) -> Policy:
+    """A uniformly random legal move (declarations and calls included)."""
+
+    def choose(rnd: Round, seat: int) -> Move | None:
+        moves = rnd.legal_moves(seat)
+        return rng.choice(moves) if moves else None
+
+    return choose
+
+
+# ------------------------------------------------------------------ processes the tests start
+
+
+def stop_process(proc: subprocess.Popen[Any], grace: float = 30.0, group: bool = False) -> None:
+    """End a process a test started (a ``nertz serve``): SIGTERM, then SIGKILL if it has not
+    exited within ``grace`` seconds (generous: a busy machine shuts down slowly); reaped either
+    way. ``group``: signal its whole process group (a server with workers, started with
+    ``start_new_session=True``)."""
+    if proc.poll() is not None:
+        return
+
+    def send(sig: int) -> None:
+        try:
+            if group:
+                os.killpg(proc.pid, sig)
+            else:
+                proc.send_signal(sig)
+        except ProcessLookupError:
+            pass  # it exited meanwhile
+
+    send(signal.SIGTERM)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        send(signal.SIGKILL)
+        proc.wait()

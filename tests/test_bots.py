@@ -24,6 +24,7 @@ from nertz.bots import (
     sample_world,
 )
 from nertz.bots.memory import StockMemory
+from nertz.bots.races import urgent_play
 from nertz.cards import Card
 from nertz.engine import Round
 from nertz.match import Match
@@ -369,3 +370,41 @@ def test_expert_rollouts_let_the_other_seats_play_to_the_foundations() -> None:
     world = rnd.copy()
     bot._rollout(world, 0, TURN, random.Random(0))
     assert any(1 in f.owners for f in world.foundations)  # seat 1 started a foundation
+
+
+
+class _Watched(GreedyBot):
+    """A greedy bot that checks, at each decision, that it makes the race play it is due."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.due = 0
+        self.contested = 0
+
+    def decide(self, obs: Observation) -> Move | None:
+        rnd = obs.round
+        tab = rnd.tableaus[obs.seat]
+        due = None
+        if rnd.ended is None and tab.nertz:
+            plays = [m for m in rnd.legal_moves(obs.seat) if m.kind is Kind.TO_FOUNDATION]
+            due = urgent_play(rnd, obs.seat, plays) if plays else None
+        move = super().decide(obs)
+        if due is not None:
+            self.due += 1
+            self.contested += due.src != "N"
+            assert move == due, (str(move), str(due))
+        return move
+
+
+def test_greedy_makes_a_contested_foundation_play_first() -> None:
+    """Greedy plays a card another seat shows too (or its Nertz top to a foundation) before
+    anything else, its Nertz top onto a work pile included: the race cannot wait."""
+    rules = preset("pagat")
+    watched = _Watched()
+    for seed in range(6):
+        rnd = Match(rules, 3, seed=seed).deal()
+        bots: list[Bot] = [watched, GreedyBot(), GreedyBot()]
+        for s, b in enumerate(bots):
+            b.start(s, rules, seed)
+        play_table(rnd, bots, [SPEEDS["instant"]] * 3, random.Random(seed))
+    assert watched.contested > 5

@@ -12,7 +12,16 @@ import random
 from collections.abc import Callable, Sequence
 
 import pytest
-from _support import FAIRY, cards, fairy_loop, fairy_loop_layouts, layout, policy
+from _support import (
+    FAIRY,
+    any_legal,
+    cards,
+    fairy_loop,
+    fairy_loop_layouts,
+    greedy_or_idle,
+    layout,
+    policy,
+)
 
 import nertz
 from nertz.bots.base import Bot, Observation
@@ -22,8 +31,7 @@ from nertz.engine import Round
 from nertz.env import parallel_env
 from nertz.events import Ended, Event, ResetDone, RoundEnded, StuckDeclared
 from nertz.match import Match
-from nertz.moves import STUCK, STUCK_NERTZ, TURN, Kind, Move
-from nertz.playout import greedy_move
+from nertz.moves import STUCK, STUCK_NERTZ, Kind, Move
 from nertz.rules import PRESETS
 from nertz.scoring import score_round
 from nertz.sim.table import play_table
@@ -178,34 +186,6 @@ def test_settle_refuses_piles_for_the_wrong_number_of_seats() -> None:
 MAX_MOVES = 5_000
 """No round below takes more moves than this (the largest seen: about 550 for the greedy seats,
 2,400 for random ones); an endless round would take any number."""
-
-
-def greedy_or_idle(rng: random.Random) -> Callable[[Round, int], Move | None]:
-    """The greedy play, else mostly a turn, else now and then a work-pile shuffle (the server's
-    bots shuffle when the engine sees a rearrangement they do not); never declares."""
-
-    def choose(rnd: Round, seat: int) -> Move | None:
-        move = greedy_move(rnd, seat)
-        if move is not None:
-            return move
-        tab = rnd.tableaus[seat]
-        if (tab.stock or tab.waste) and rng.random() < 0.9:
-            return TURN
-        shuffles = [m for m in rnd.legal_moves(seat)
-                    if m.kind is Kind.TO_WORK and m.src.isdigit()]
-        return rng.choice(shuffles) if shuffles else None
-
-    return choose
-
-
-def any_legal(rng: random.Random) -> Callable[[Round, int], Move | None]:
-    """A uniformly random legal move (declarations and calls included)."""
-
-    def choose(rnd: Round, seat: int) -> Move | None:
-        moves = rnd.legal_moves(seat)
-        return rng.choice(moves) if moves else None
-
-    return choose
 
 
 def rounds_end(preset: str, rounds: int, make: Callable[[random.Random], Callable[

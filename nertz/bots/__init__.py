@@ -4,6 +4,8 @@
   :class:`~nertz.views.SeatView`), the :class:`Bot` interface, honest sampling of hidden cards;
 - :mod:`nertz.bots.basic`: ``random`` and ``greedy``;
 - :mod:`nertz.bots.heuristic`: greedy's card play, and the helpers the other bots share;
+- :mod:`nertz.bots.races`: which foundation plays another seat could take first (both
+  ``greedy`` and ``expert`` make those before anything else);
 - :mod:`nertz.bots.expert`: ``expert``, contested plays first and a sampled look-ahead;
 - :mod:`nertz.bots.pounce`: ``pounce``, a benchmark opponent playing Pounce Online's rules;
 - :mod:`nertz.bots.idle`: when a seat with nothing to play turns or declares stuck, from what

@@ -16,17 +16,19 @@ Each decision goes in these steps:
    goes to it (its list knows which waste cards help a later pass, which a short rollout
    cannot see; a screen on ``--seed 100`` gave about one point). Each is tried in up to 16
    sampled worlds (:func:`~nertz.bots.base.sample_world`: the hidden cards, which the seat does
-   not know, dealt at random) and rolled out 12 moves with the engine's simple greedy playout
-   (:func:`nertz.playout.greedy_move`; the greedy bot's own list measured no better there and
-   costs more). A rollout earns a
-   discounted reward for every card out of the Nertz pile, every card to a foundation and every
-   face-down card turned up, and a bonus for emptying the pile. All candidates share the same
-   worlds (common random numbers), so the comparison is fair and the noise small.
+   not know, dealt at random) and rolled out for 12 card moves' time with the engine's simple
+   greedy playout (:func:`nertz.playout.greedy_move`; the greedy bot's own list measured no
+   better there and costs more). Time is counted as the table charges it: a stock turn takes
+   0.4 of a card move (:data:`TURN_TIME`, the speed levels' share), so a rollout reaches a card
+   the stock brings up a pass later, and the discount runs on time, not on moves. A rollout
+   earns a discounted reward for every card out of the Nertz pile, every card to a foundation
+   and every face-down card turned up, and a bonus for emptying the pile. All candidates share
+   the same worlds (common random numbers), so the comparison is fair and the noise small.
 
-   The other seats are not frozen in a rollout: after each of its moves, every other seat
-   plays a top card (Nertz, waste or work pile: what greedy would play first) that fits a
-   foundation. At a table the foundations grow with everyone's cards, so a card kept back may
-   soon fit, or lose its place to another seat's copy; frozen seats hid both.
+   The other seats are not frozen in a rollout: for each card move's time the seat spends,
+   every other seat plays a top card (Nertz, waste or work pile: what greedy would play first)
+   that fits a foundation. At a table the foundations grow with everyone's cards, so a card
+   kept back may soon fit, or lose its place to another seat's copy; frozen seats hid both.
 
    The seat's own stock is not sampled blind: :class:`~nertz.bots.memory.StockMemory` keeps
    the waste tops it has seen, in the order they came (what a player who has turned through
@@ -59,13 +61,12 @@ from nertz.bots.base import Bot, Observation, sample_world
 from nertz.bots.heuristic import NAMES, NOWHERE, foundation_move, play_on, strong_move
 from nertz.bots.idle import IdleSense
 from nertz.bots.memory import StockMemory
-from nertz.cards import Card
+from nertz.bots.races import urgent_play
 from nertz.engine import Round
 from nertz.errors import IllegalMoveError
 from nertz.moves import TURN, Kind, Move, to_work
 from nertz.playout import greedy_move
 from nertz.rules import Rules
-from nertz.state import Tableau
 
 NERTZ_REWARD: Final = 5.0
 """A card out of the Nertz pile (it also stops costing the penalty)."""
@@ -77,7 +78,13 @@ CALL_REWARD: Final = 10.0
 """The Nertz pile emptied: the round can be called (the caller wins about nine rounds in ten;
 10 measured better than 4, see ``docs/bots.md``)."""
 DISCOUNT: Final = 0.8
-"""Per rollout move: the same progress sooner is worth more, as the others are racing."""
+"""Per card move's time in a rollout: the same progress sooner is worth more, as the others are
+racing."""
+TURN_TIME: Final = 0.4
+"""A stock turn's time as a share of a card move's, in rollouts: the speed levels' own share
+(:class:`~nertz.bots.speed.SpeedProfile`'s ``turn_share``). Counting a turn as a whole move
+made the rollouts see only a third of a pass and priced a card the stock brings up a few turns
+later as if it came many moves later."""
 OPPONENTS_PLAY: Final = True
 """In rollouts, the other seats play their top cards to the foundations as they come to fit."""
 DIG: Final = True
@@ -98,13 +105,20 @@ class ExpertBot(Bot):
     name = "expert"
 
     def __init__(
-        self, samples: int = 16, horizon: int = 12, budget: int = 96, max_candidates: int = 10
+        self,
+        samples: int = 16,
+        horizon: float = 12.0,
+        budget: int = 96,
+        max_candidates: int = 10,
+        turn_time: float = TURN_TIME,
     ) -> None:
         super().__init__()
         self.samples = samples
         """Worlds sampled per decision."""
         self.horizon = horizon
-        """Moves rolled out per candidate and world."""
+        """How long a rollout lasts, in card moves' time (a turn takes ``turn_time`` of one)."""
+        self.turn_time = turn_time
+        """A stock turn's time in rollouts, as a share of a card move's."""
         self.budget = budget
         """Rollouts per decision at most: with many candidates each gets fewer worlds."""
         self.max_candidates = max_candidates
@@ -163,7 +177,7 @@ class ExpertBot(Bot):
         candidates += [m for m in legal if m.kind is Kind.TO_WORK and m.src == "W"]
         candidates += self._plan(rnd, seat)
         # Greedy's pick is always weighed, first, so that it wins ties: the priority list
-        # knows things a 12-move rollout does not see (which waste cards help a later pass).
+        # knows things a short rollout does not see (which waste cards help a later pass).
         unblock = self._idle.idle > 0 and self._idle.passes(obs) >= 1
         prior = strong_move(rnd, seat, unblock, self._shuffled)
         if prior is not None:
@@ -231,28 +245,7 @@ class ExpertBot(Bot):
 
     def _urgent(self, rnd: Round, seat: int, plays: list[Move]) -> Move | None:
         """A contested foundation play (Nertz first), else the Nertz top to a foundation."""
-        tab = rnd.tableaus[seat]
-        rivals: set[tuple[int, int]] = set()
-        for s, other in enumerate(rnd.tableaus):
-            if s == seat:
-                continue
-            tops = [other.nertz[-1]] if other.nertz else []
-            if other.waste:
-                tops.append(other.waste[-1])
-            tops += [p[-1] for p, d in zip(other.work, other.down, strict=True) if len(p) > d]
-            rivals.update((c.suit, c.rank) for c in tops)
-        nertz_play: Move | None = None
-        contested: Move | None = None
-        for m in plays:
-            card = _source_card(tab, m)
-            if m.src == "N":
-                nertz_play = m
-            # Starting a foundation is never contested: every seat may start its own.
-            if (card.suit, card.rank) in rivals and rnd.foundation_for(card) >= 0 and (
-                contested is None or m.src == "N"
-            ):
-                contested = m
-        return contested or nertz_play
+        return urgent_play(rnd, seat, plays)
 
     def _fresh(self, move: Move) -> bool:
         """A work-to-work move not already made since the last productive play (no loops)."""
@@ -301,9 +294,12 @@ class ExpertBot(Bot):
         value = 0.0
         weight = 1.0
         move: Move | None = first
-        for _ in range(self.horizon):
-            if move is None:
-                break
+        turn_time = self.turn_time
+        turn_discount = DISCOUNT**turn_time
+        horizon = self.horizon
+        clock = 0.0  # the seat's time spent, in card moves
+        credit = 0.0  # time the other seats have had since they last played
+        while move is not None:
             nertz = len(tab.nertz)
             down = sum(tab.down)
             try:
@@ -319,8 +315,25 @@ class ExpertBot(Bot):
                 value += weight * (gain + CALL_REWARD)
                 break
             value += weight * gain
-            weight *= DISCOUNT
-            if OPPONENTS_PLAY and (changed or move.kind is Kind.TO_FOUNDATION):
+            # Time as the table charges it: a turn is quicker than a card move. The other seats
+            # play a card per card move's time, so a seat turning for a card it needs does not
+            # hand them a card at every flick.
+            card = move.kind is Kind.TO_FOUNDATION or move.kind is Kind.TO_WORK
+            cost = 1.0 if card else turn_time
+            weight *= DISCOUNT if card else turn_discount
+            clock += cost
+            if clock >= horizon - 1e-9:
+                break
+            credit += cost
+            if move.kind is Kind.TO_FOUNDATION:
+                changed = True
+            if credit < 1.0 - 1e-9:
+                move = greedy_move(world, seat)
+                if move is None and (tab.stock or tab.waste):
+                    move = TURN
+                continue
+            credit -= 1.0
+            if OPPONENTS_PLAY and changed:
                 # The other seats' tops only change when they play, and what fits only when a
                 # foundation grows: nothing new to look at otherwise.
                 changed = False
@@ -356,12 +369,3 @@ def _foundation_play(rnd: Round, seat: int) -> Move | None:
             if move is not None:
                 return move
     return None
-
-
-def _source_card(tab: Tableau, move: Move) -> Card:
-    """The card a foundation play takes (the top of its source pile)."""
-    if move.src == "N":
-        return tab.nertz[-1]
-    if move.src == "W":
-        return tab.waste[-1]
-    return tab.work[move.work_src][-1]

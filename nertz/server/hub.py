@@ -30,8 +30,9 @@ from nertz.server.cluster.node import Node
 from nertz.server.cluster.pipe import MOVED_CODE
 from nertz.server.limits import give_back_memory
 from nertz.server.live import LiveRoom
+from nertz.server.room.snapshot import FORMAT as SNAPSHOT_FORMAT
 from nertz.server.room.table import Table
-from nertz.server.store import Store
+from nertz.server.store import WRITER_RETRY, Store, StoreBusy
 
 log = logging.getLogger("nertz.hub")
 
@@ -167,13 +168,15 @@ class Hub:
                 await room.settled()
                 del self.rooms[row.id]
             epoch = await self._own(row.id)
-            entries = await self.store.load_log(row.id)
+            snapshot, entries = await self.store.load_room(row.id, SNAPSHOT_FORMAT)
             table = await Table.restore(
                 self.store, row.id, row.code, Rules.from_spec(row.rules), row.seats, entries,
-                epoch)
+                epoch, snapshot)
             room = self._adopt(table)
             room.start_seated_bots()
-            log.info("room %s restored from %d log entries", row.id, len(entries))
+            log.info("room %s restored from %s%d log entries", row.id,
+                     "" if snapshot is None else f"its snapshot at {snapshot.seq} and ",
+                     len(entries))
             return room
 
     def _adopt(self, table: Table) -> LiveRoom:
@@ -207,13 +210,20 @@ class Hub:
             room.send_latency()
             if room.fanout.sinks:
                 self._empty_since.pop(room.id, None)
-            elif now - self._empty_since.setdefault(room.id, now) >= self.idle_seconds:
+                continue
+            if room.table.phase.between_matches:
+                # Nobody to catch up and nothing in play: most rooms spend their idle time so
+                # (a finished match, everyone gone), and their broadcasts were most of what
+                # they kept. Whoever comes back gets the whole state.
+                room.fanout.forget_history()
+            if now - self._empty_since.setdefault(room.id, now) >= self.idle_seconds:
                 idle.append(room)
-        for room in idle:
+        if idle:
             try:
-                await self.close_room(room)
-            except Exception:  # a room that cannot close now is tried again next time
-                log.exception("room %s could not be closed", room.id)
+                await self.close_rooms(idle)
+            except Exception:  # pragma: no cover - a room still in memory is tried again next
+                # time; one already out of it is closed at the next start, by its last entry
+                log.exception("%d idle rooms could not be closed", len(idle))
 
     async def step_down(self, room_id: str) -> None:
         """Another process took the room's lease: let the room go at once, closing its sockets
@@ -247,22 +257,44 @@ class Hub:
     async def unload(self, room: LiveRoom) -> None:
         """Take a room out of memory: its table, bots and clock stop and its writes settle
         (the room stays stored; :meth:`get` would rebuild it)."""
+        await self._unload([room])
+
+    async def _unload(self, rooms: list[LiveRoom], only_empty: bool = False) -> list[LiveRoom]:
         async with self._lock:
-            room.close()
-            await room.settled()
-            if self.rooms.get(room.id) is room:
-                del self.rooms[room.id]
-                self.bus.release(room.id)
-                if self.node is not None:
-                    await self.node.release(room.id)
-            self._empty_since.pop(room.id, None)
+            if only_empty:
+                # Someone may have come back while this waited its turn: their room stays.
+                rooms = [room for room in rooms if not room.fanout.sinks]
+            for room in rooms:
+                room.close()
+            # Together: one at a time, each waiting its writes behind every other room's,
+            # rooms fell idle faster than they left memory (the soak's server grew for good).
+            await asyncio.gather(*(room.settled() for room in rooms))
+            for room in rooms:
+                if self.rooms.get(room.id) is room:
+                    del self.rooms[room.id]
+                    self.bus.release(room.id)
+                    if self.node is not None:
+                        await self.node.release(room.id)
+                self._empty_since.pop(room.id, None)
+        return rooms
 
     async def close_room(self, room: LiveRoom) -> None:
         """Close a room nobody is in: out of memory, and marked closed so that it is neither
         restored nor rebuilt (its log and finished matches stay)."""
-        await self.unload(room)
-        await self.store.set_status(room.id, "closed")
-        log.info("room %s closed: nobody in it for %g s", room.id, self.idle_seconds)
+        await self.close_rooms([room])
+
+    async def close_rooms(self, rooms: list[LiveRoom]) -> None:
+        """Close rooms nobody is in (see :meth:`close_room`): out of memory together, then
+        marked closed in one write."""
+        rooms = await self._unload(rooms, only_empty=True)
+        while True:
+            try:
+                await self.store.set_statuses([room.id for room in rooms], "closed")
+                break
+            except StoreBusy:  # overloaded, not refused: the rooms must not come back
+                await asyncio.sleep(WRITER_RETRY)
+        for room in rooms:
+            log.info("room %s closed: nobody in it for %g s", room.id, self.idle_seconds)
 
     async def closed_info(self, key: str) -> dict[str, Any] | None:
         """A closed room as the API shows it (phase ``closed``, its finished matches), or

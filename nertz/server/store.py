@@ -3,7 +3,8 @@
 One schema on SQLite (the embedded default, a file in the user's data directory) and
 PostgreSQL, through SQLAlchemy's async engine; Alembic migrations are applied when the store
 opens. The log is the source of truth: a table is rebuilt, on any process, by replaying its log
-(:mod:`nertz.server.room.table`).
+(:mod:`nertz.server.room.table`), from the room's newest snapshot on (:meth:`Store.load_room`,
+:mod:`nertz.server.room.snapshot`), so that a rebuild reads a bounded part of it.
 
 Appends are group-committed: every append waits for the commit that contains it, and a single
 writer commits whatever has queued up meanwhile in one transaction, so hundreds of tables
@@ -38,6 +39,9 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 log = logging.getLogger("nertz.store")
+
+_Queued = tuple[dict[str, Any], "asyncio.Future[None]", int | None, dict[str, Any] | None]
+"""An entry waiting for its commit: its row, its future, its epoch, the snapshot it carries."""
 
 MatchListener = Callable[[str, str, dict[str, Any]], Awaitable[None]]
 """Told of each finished match once it is stored: (match id, room id, replay file)."""
@@ -84,6 +88,19 @@ room_epochs = sa.Table(
 )
 """The newest owner's epoch of each room run under a lease (:mod:`nertz.server.cluster`): an
 append carrying an older epoch is refused in its own transaction (fencing)."""
+room_snapshots = sa.Table(
+    "room_snapshots",
+    metadata,
+    sa.Column("room_id", sa.String(32), primary_key=True),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("format", sa.Integer, nullable=False),
+    sa.Column("epoch", sa.BigInteger, nullable=True),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+)
+"""Each room's newest snapshot (:mod:`nertz.server.room.snapshot`): its table's state before
+log entry ``seq``, written in the transaction that stores that entry (and fenced with it). A
+rebuild reads it and the entries from ``seq`` on; the log's rows stay."""
 
 _ENTRY_ENCODER = msgspec.json.Encoder()
 """Encodes each log entry's data (compact JSON, UTF-8)."""
@@ -129,6 +146,18 @@ class LogEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A room's stored snapshot: its table's state before entry ``seq`` (``data``, in the form
+    ``format``), written under lease epoch ``epoch`` (None: a lone process), when (``at``)."""
+
+    seq: int
+    format: int
+    epoch: int | None
+    data: dict[str, Any]
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
 class RoomRow:
     """A room's stored header."""
 
@@ -142,8 +171,6 @@ class RoomRow:
 
 class StoreError(RuntimeError):
     """The database refused a write; the table that made it must be rebuilt from the log."""
-
-
 
 
 class Fenced(StoreError):
@@ -200,7 +227,7 @@ class Store:
         self._write_lock: asyncio.Lock | None = (
             asyncio.Lock() if engine.dialect.name == "sqlite" else None)
         """SQLite's writers take turns here (first come, first served), not in its busy loop."""
-        self._pending: list[tuple[dict[str, Any], asyncio.Future[None], int | None]] = []
+        self._pending: list[_Queued] = []
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
         self._closed = False
@@ -252,31 +279,42 @@ class Store:
     # ------------------------------------------------------------------------ the log
 
     def append_nowait(
-        self, room_id: str, seq: int, kind: str, data: dict[str, Any], epoch: int | None = None
+        self, room_id: str, seq: int, kind: str, data: dict[str, Any], epoch: int | None = None,
+        snapshot: tuple[int, dict[str, Any]] | None = None,
     ) -> asyncio.Future[None]:
         """Queue one log entry; the returned future completes once it is committed (or fails
         with :class:`StoreError`). Entries commit in the order they were queued. With an
         ``epoch`` (the room's owner's, under a lease) the entry is refused with :class:`Fenced`
-        if the room has a newer epoch: checked in the transaction that would store it."""
+        if the room has a newer epoch: checked in the transaction that would store it.
+
+        ``snapshot`` (its form, its state) is the room's state before this entry: it replaces
+        the room's snapshot in the transaction that stores the entry, or is refused with it
+        (so it never covers an entry that is not stored, nor comes from a former owner)."""
         if self._closed:
             raise StoreError("the store is closed")
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        now = time.time()
         row = {
             "room_id": room_id,
             "seq": seq,
             "kind": kind,
             # msgspec, not json.dumps: one entry per move, and it is ten times cheaper.
             "data": _ENTRY_ENCODER.encode(data).decode(),
-            "at": time.time(),
+            "at": now,
         }
-        self._pending.append((row, fut, epoch))
+        snap = None
+        if snapshot is not None:
+            snap = {"room_id": room_id, "seq": seq, "format": snapshot[0], "epoch": epoch,
+                    "data": json.dumps(snapshot[1], separators=(",", ":")), "at": now}
+        self._pending.append((row, fut, epoch, snap))
         self._wake.set()
         return fut
 
     async def append(self, room_id: str, seq: int, kind: str, data: dict[str, Any],
-                     epoch: int | None = None) -> None:
+                     epoch: int | None = None,
+                     snapshot: tuple[int, dict[str, Any]] | None = None) -> None:
         """Store one log entry and wait until it is durable (see :meth:`append_nowait`)."""
-        await self.append_nowait(room_id, seq, kind, data, epoch)
+        await self.append_nowait(room_id, seq, kind, data, epoch, snapshot)
 
     async def _write_loop(self) -> None:
         loop = asyncio.get_running_loop()
@@ -294,12 +332,13 @@ class Store:
                 if self._failed:
                     # A room whose entry failed takes no later entry: its log must have no gap.
                     kept = []
-                    for row, fut, epoch in batch:
+                    for queued in batch:
+                        row, fut = queued[0], queued[1]
                         if row["room_id"] in self._failed:
                             if not fut.done():
                                 fut.set_exception(StoreError("an earlier action was not stored"))
                         else:
-                            kept.append((row, fut, epoch))
+                            kept.append(queued)
                     batch = kept
                     if not batch:
                         continue
@@ -307,14 +346,14 @@ class Store:
                 try:
                     fenced = await self._commit_rows(batch)
                 except Exception as exc:  # any other database failure fails the whole batch
-                    self._failed.update(row["room_id"] for row, _, _ in batch)
-                    for _, fut, _ in batch:
+                    self._failed.update(row["room_id"] for row, _, _, _ in batch)
+                    for _, fut, _, _ in batch:
                         if not fut.done():
                             fut.set_exception(StoreError(f"could not store the action: {exc}"))
                     continue
                 self.commits += 1
                 self._failed.update(fenced)
-                for row, fut, epoch in batch:
+                for row, fut, epoch, _ in batch:
                     if fut.done():
                         continue
                     if row["room_id"] in fenced:
@@ -326,9 +365,7 @@ class Store:
             if self._closed and not self._pending:
                 return
 
-    async def _commit_rows(
-        self, batch: list[tuple[dict[str, Any], asyncio.Future[None], int | None]]
-    ) -> set[str]:
+    async def _commit_rows(self, batch: list[_Queued]) -> set[str]:
         """Store the batch's rows in one transaction, but for the rooms whose epoch is no
         longer the newest (refused in that same transaction); returns those rooms."""
         # A busy database is waited out, however long: the rows are good, and failing them
@@ -337,9 +374,13 @@ class Store:
             try:
                 async with self.transaction() as conn:
                     fenced = await _fenced_rooms(conn, batch)
-                    rows = [row for row, _, _ in batch if row["room_id"] not in fenced]
+                    rows = [row for row, _, _, _ in batch if row["room_id"] not in fenced]
                     if rows:
                         await conn.execute(self._insert, rows)
+                    snaps = [snap for row, _, _, snap in batch
+                             if snap is not None and row["room_id"] not in fenced]
+                    if snaps:
+                        await conn.execute(_snapshot_upsert(conn.dialect.name), snaps)
                 return fenced
             except StoreBusy:
                 await asyncio.sleep(WRITER_RETRY)
@@ -405,6 +446,31 @@ class Store:
                                         .where(room_epochs.c.room_id == room_id))).scalar()
         return None if value is None else int(value)
 
+    async def load_room(self, room_id: str,
+                        snapshot_format: int) -> tuple[Snapshot | None, list[LogEntry]]:
+        """What rebuilds a room: its newest snapshot (if it has one in ``snapshot_format``; else
+        None) and the log's entries from the one it comes before (without a snapshot: the whole
+        log). Clears a failed append's hold on the room, as :meth:`load_log` does."""
+        self._failed.discard(room_id)
+        async with self.connection() as conn:
+            row = (await conn.execute(sa.select(room_snapshots)
+                                      .where(room_snapshots.c.room_id == room_id))).first()
+            snapshot = None
+            if row is not None and row.format == snapshot_format:
+                snapshot = Snapshot(int(row.seq), int(row.format),
+                                    None if row.epoch is None else int(row.epoch),
+                                    json.loads(row.data), float(row.at))
+            # The rows before a snapshot stay (the log is the record), and the snapshot was
+            # stored with its own entry: the entries from ``seq`` on are always all there.
+            result = await conn.execute(
+                sa.select(room_log.c.seq, room_log.c.kind, room_log.c.data, room_log.c.at)
+                .where(room_log.c.room_id == room_id)
+                .where(room_log.c.seq >= (0 if snapshot is None else snapshot.seq))
+                .order_by(room_log.c.seq)
+            )
+            entries = [LogEntry(r.seq, r.kind, json.loads(r.data), r.at) for r in result]
+        return snapshot, entries
+
     async def load_log(self, room_id: str) -> list[LogEntry]:
         """A room's whole log, in order. Loading it (to rebuild the room) clears a failed
         append's hold on the room: the rebuilt table goes on from what is stored."""
@@ -432,9 +498,16 @@ class Store:
 
     async def set_status(self, room_id: str, status: str) -> None:
         """Mark a room ``open`` or ``closed`` (closed rooms are not restored at start)."""
+        await self.set_statuses([room_id], status)
+
+    async def set_statuses(self, room_ids: Sequence[str], status: str) -> None:
+        """Mark rooms ``open`` or ``closed`` in one transaction (the hub closes the rooms that
+        fell idle together: one write each would queue behind the log's)."""
+        if not room_ids:
+            return
         async with self.transaction() as conn:
             await conn.execute(
-                rooms.update().where(rooms.c.id == room_id).values(
+                rooms.update().where(rooms.c.id.in_(list(room_ids))).values(
                     status=status, updated_at=time.time()
                 )
             )
@@ -515,16 +588,26 @@ class Store:
             return [r.id for r in result]
 
 
-async def _fenced_rooms(
-    conn: Any, batch: list[tuple[dict[str, Any], asyncio.Future[None], int | None]]
-) -> set[str]:
+def _snapshot_upsert(dialect: str) -> Any:
+    """Store a room's snapshot in place of the one it has, unless that one is newer."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    stmt: Any = (postgresql.insert(room_snapshots) if dialect == "postgresql"
+                 else sqlite.insert(room_snapshots))
+    return stmt.on_conflict_do_update(
+        index_elements=[room_snapshots.c.room_id],
+        set_={name: stmt.excluded[name] for name in ("seq", "format", "epoch", "data", "at")},
+        where=room_snapshots.c.seq < stmt.excluded.seq)
+
+
+async def _fenced_rooms(conn: Any, batch: list[_Queued]) -> set[str]:
     """The rooms of ``batch`` whose entries carry an epoch older than the room's newest.
 
     The update rewrites each checked row unchanged: on PostgreSQL that takes the row's lock, so
     a new owner's :meth:`Store.fence` either waits for this transaction or, having committed
     first, makes the condition false here (the row is re-read after the wait)."""
     epochs: dict[str, int] = {}
-    for row, _, epoch in batch:
+    for row, _, epoch, _ in batch:
         if epoch is not None:
             epochs[row["room_id"]] = epoch
     if not epochs:
@@ -596,6 +679,7 @@ __all__ = [
     "LogEntry",
     "MatchListener",
     "RoomRow",
+    "Snapshot",
     "Store",
     "StoreBusy",
     "StoreError",

@@ -55,19 +55,21 @@ def client(db_url: str) -> Iterator[TestClient]:
         yield c
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def pg_url() -> Iterator[str]:
-    """A fresh PostgreSQL database ``nertz_test_<random>``, dropped afterwards.
+    """A fresh PostgreSQL database ``nertz_test_<random>`` of this test's own, dropped
+    afterwards: no test sees the rooms (or restores, or takes over the rooms) of another.
 
     Skipped when PostgreSQL cannot be reached, unless ``CI`` is set: there it must run.
     """
     import asyncpg  # type: ignore[import-untyped]
 
-    name = f"nertz_test_{secrets.token_hex(4)}"
+    name = f"nertz_test_{secrets.token_hex(6)}"
     admin = PG_ADMIN
 
     async def run(sql: str) -> None:
-        conn = await asyncpg.connect(admin, timeout=5)
+        # A busy CI machine can be slow to accept a connection: a hang guard, not a target.
+        conn = await asyncpg.connect(admin, timeout=30)
         try:
             await conn.execute(sql)
         finally:

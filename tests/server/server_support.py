@@ -32,7 +32,12 @@ Message = dict[str, Any]
 # --------------------------------------------------------------------------- sockets
 
 
-def recv_raw(ws: WebSocketTestSession, timeout: float = 5.0) -> str:
+WAIT = 30.0
+"""How long a test waits for a message it expects (s): generous, because CI is a busy 2-core
+machine; a message that never comes fails the test after this instead of hanging it."""
+
+
+def recv_raw(ws: WebSocketTestSession, timeout: float = WAIT) -> str:
     """The next message's text on an in-process socket; ``TimeoutError`` after ``timeout``.
 
     The server may send several messages in one frame, a line each: they come out one by one.
@@ -61,14 +66,14 @@ def recv_raw(ws: WebSocketTestSession, timeout: float = 5.0) -> str:
     return lines[0]
 
 
-def recv(ws: WebSocketTestSession, timeout: float = 5.0) -> Message:
+def recv(ws: WebSocketTestSession, timeout: float = WAIT) -> Message:
     """The next message on an in-process socket, failing the test after ``timeout`` seconds."""
     data: Message = json.loads(recv_raw(ws, timeout))
     return data
 
 
 def recv_until(
-    ws: WebSocketTestSession, kind: str, timeout: float = 5.0, **fields: Any
+    ws: WebSocketTestSession, kind: str, timeout: float = WAIT, **fields: Any
 ) -> tuple[Message, list[Message]]:
     """Read until a message of type ``kind`` (with these field values) arrives; returns it and
     everything read before it."""
@@ -102,7 +107,24 @@ def drain(ws: WebSocketTestSession, seconds: float) -> list[Message]:
     return out
 
 
-def ask(ws: WebSocketTestSession, message: Message, timeout: float = 5.0) -> Message:
+def through(ws: WebSocketTestSession, marker: str = "through", wait: float = 0.3
+            ) -> list[Message]:
+    """Everything the server sends in answer to what this socket sent so far.
+
+    Sends a ``ping`` named ``marker`` and reads until its answer (a ``pong``, or a refusal that
+    names it: the socket's limits answer every message, in order), however long a busy machine
+    takes, then what follows within ``wait`` seconds (answers that waited for a commit).
+    """
+    ws.send_json({"type": "ping", "id": marker})
+    out: list[Message] = []
+    while True:
+        m = recv(ws)
+        out.append(m)
+        if m.get("id") == marker and m["type"] in ("pong", "error"):
+            return out + quiet(ws, wait)
+
+
+def ask(ws: WebSocketTestSession, message: Message, timeout: float = WAIT) -> Message:
     """Send ``message`` then ping; return the first reply to the sender (``ack``, ``rejected``,
     ``error``, ``pong``...) that is not a broadcast. Broadcasts in between are skipped."""
     ws.send_json(message)
@@ -113,7 +135,7 @@ PASSING_KINDS = frozenset({"latency", "pointer", "emote"})
 """Messages to every socket that are no answer to anyone."""
 
 
-def reply(ws: WebSocketTestSession, timeout: float = 5.0) -> Message:
+def reply(ws: WebSocketTestSession, timeout: float = WAIT) -> Message:
     """The next message to this client alone (broadcasts, which carry ``v``, and what passes
     to everyone unversioned: the periodic ``latency`` report, pointers and emotes, are
     skipped); ``TimeoutError`` if none comes within ``timeout``."""
@@ -128,6 +150,15 @@ def in_loop(client: TestClient, fn: Any, *args: Any) -> Any:
     """Run ``fn(*args)`` on the app's event loop thread (tables are not thread-safe)."""
     assert client.portal is not None
     return client.portal.call(fn, *args)
+
+
+async def until_playing(table: Table, timeout: float = WAIT) -> None:
+    """Wait (on the table's loop) until its round is dealt: the countdown's timer runs on the
+    loop, however busy the machine."""
+    deadline = time.monotonic() + timeout
+    while table.phase != "playing":
+        assert time.monotonic() < deadline, f"the round was not dealt: {table.phase}"
+        await anyio.sleep(0.01)
 
 
 def moves_of(table: Table) -> list[Any]:
@@ -191,7 +222,7 @@ def hello(ws: WebSocketTestSession, token: str, since: int | None = None) -> Mes
             return m
 
 
-def wait_phase(ws: WebSocketTestSession, phase: str, timeout: float = 10.0) -> Message:
+def wait_phase(ws: WebSocketTestSession, phase: str, timeout: float = WAIT) -> Message:
     """Read until a message shows the room in ``phase``; returns that message."""
     while True:
         m = recv(ws, timeout)
@@ -386,7 +417,7 @@ def live_server(app: Any, trusted_proxies: tuple[str, ...] = ()) -> Iterator[str
     server = uvicorn.Server(server_config(app, "127.0.0.1", port, trusted_proxies))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
         time.sleep(0.02)

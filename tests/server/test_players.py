@@ -192,7 +192,7 @@ def test_sign_in_is_rate_limited(client: TestClient) -> None:
     assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1
 
 
-def wait_matched(client: TestClient, identity: str, timeout: float = 20.0) -> dict[str, Any]:
+def wait_matched(client: TestClient, identity: str, timeout: float = 60.0) -> dict[str, Any]:
     """Ask how the quick match goes until it is matched (as the page does, every so often)."""
     deadline = time.monotonic() + timeout
     while True:

@@ -17,6 +17,7 @@ from server_support import (
     quiet,
     recv,
     table_of,
+    through,
     two_players,
 )
 from starlette.testclient import TestClient
@@ -66,7 +67,7 @@ def test_sync_is_throttled(client: TestClient) -> None:
         quiet(a, 0.2)
         for _ in range(200):
             a.send_json({"type": "sync", "since": None})
-        got = quiet(a, 0.5)
+        got = through(a)
         states = [m for m in got if m["type"] == "state"]
         refused = [m for m in got if m.get("code") == "too_fast"]
         assert refused or len(states) < 50, (len(states), len(refused))
@@ -79,8 +80,8 @@ def test_a_message_refused_as_too_many_carries_its_id(client: TestClient) -> Non
         quiet(a, 0.2)
         for i in range(120):
             a.send_json({"type": "play", "id": f"p{i}", "move": "T"})
-        got = quiet(a, 0.5)
-        refused = [m for m in got if m.get("code") == "too_fast"
+        got = through(a)
+        refused = [m for m in got if m.get("code") == "too_fast" and m.get("id") != "through"
                    and m.get("message", "").startswith("too many messages")]
         assert refused, [m.get("code") for m in got]
         assert all(m.get("id", "").startswith("p") for m in refused), refused[:3]
@@ -95,7 +96,7 @@ def test_host_commands_are_throttled(client: TestClient) -> None:
         seq0 = in_loop(client, lambda: table.seq)
         for i in range(150):
             a.send_json({"type": "assign", "player": bob.player, "seat": 1 + i % 3, "hand": 0})
-        got = quiet(a, 0.5)
+        got = through(a)
         grew = in_loop(client, lambda: table.seq) - seq0
         assert any(m.get("code") == "too_fast" for m in got) or grew < 50, grew
 
@@ -126,7 +127,9 @@ def test_hello_timeout_cannot_be_refreshed(
     ann = create_room(client)
     with client.websocket_connect(f"/ws/{ann.room}") as ws:
         codes = []
-        end = time.monotonic() + 1.5
+        # A frame every half timeout: were the deadline refreshed by frames, the server would
+        # never hang up, and the test would fail at this (generous, busy-machine) deadline.
+        end = time.monotonic() + 60
         while time.monotonic() < end:
             try:
                 ws.send_text("garbage")
@@ -135,7 +138,7 @@ def test_hello_timeout_cannot_be_refreshed(
                 codes.append("closed")
                 break
             time.sleep(0.15)
-        # After 1.5 s (five timeouts) without a hello the server has given up and hung up.
+        # Without a hello the server has given up and hung up, frames notwithstanding.
         assert codes[-2:] == ["no_hello", "closed"], codes
 
 

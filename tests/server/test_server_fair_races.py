@@ -30,13 +30,13 @@ from typing import Any
 
 import httpx
 import uvicorn
-from server_support import RACE_RULES, layout, race_layouts
+from server_support import RACE_RULES, layout, race_layouts, until_playing
 from websockets.asyncio.client import ClientConnection, connect
 
 from nertz.engine import Round
 from nertz.server.edge.app import create_app
 from nertz.server.room.races import CAP_MS, compensation
-from nertz.server.room.table import Phase, Table
+from nertz.server.room.table import Table
 from nertz.server.serve import server_config
 
 RACES = 400
@@ -140,14 +140,14 @@ async def open_room(base: str, http: httpx.AsyncClient, fair: bool, slow_extra: 
         seats.append(seat)
     table: Table = app.state.hub.rooms[made["room"]].table
     await seats[0].ws.send(json.dumps({"type": "start", "countdown_ms": 0}))
-    while table.phase is not Phase.PLAYING:
-        await asyncio.sleep(0.01)
+    await until_playing(table)
     return table, seats[0], seats[1]
 
 
 async def warmed(table: Table, want: dict[int, float]) -> None:
     """Until the server's estimate of each seat's round trip is near what is injected."""
-    for _ in range(1000):
+    deadline = asyncio.get_running_loop().time() + 60
+    while asyncio.get_running_loop().time() < deadline:
         rtts = {p.seat: p.rtt_measured for p in table.players.values()}
         if all(rtts.get(s) is not None and abs((rtts[s] or 0) - ms) < 25 + ms * 0.2
                for s, ms in want.items()):

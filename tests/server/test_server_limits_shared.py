@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 import redis
+from _support import stop_process
 from server_support import live_server
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
@@ -138,12 +139,16 @@ async def test_a_lapsed_lease_writes_its_sockets_back(prefix: str) -> None:
         await b.close()
 
 
+HOLDER_LEASE_MS = 5000
+"""The holder's lease: long enough that a busy machine starving the live holder does not let it
+lapse before the test has seen its sockets counted."""
+
 HOLDER = """
 import asyncio, sys
 from nertz.server.cluster.limits import RedisLimits
 
 async def main() -> None:
-    limits = RedisLimits(sys.argv[1], sys.argv[2], lease_ms=1000)
+    limits = RedisLimits(sys.argv[1], sys.argv[2], lease_ms=int(sys.argv[3]))
     await limits.start()
     for _ in range(3):
         assert await limits.hold("address 10.0.0.7", 0)
@@ -156,7 +161,7 @@ asyncio.run(main())
 
 @pytest.mark.anyio
 async def test_a_killed_process_stops_counting(prefix: str) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, REDIS, prefix],
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, REDIS, prefix, str(HOLDER_LEASE_MS)],
                             stdout=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2])
     other = RedisLimits(REDIS, prefix)
     await other.start()
@@ -167,8 +172,8 @@ async def test_a_killed_process_stops_counting(prefix: str) -> None:
         assert not await other.hold("address 10.0.0.7", 3)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
-        # Its lease (a second) lapses unrenewed: its sockets no longer count.
-        deadline = time.monotonic() + 10
+        # Its lease lapses unrenewed: its sockets no longer count.
+        deadline = time.monotonic() + 60
         while await other.held("address 10.0.0.7") and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
         assert await other.held("address 10.0.0.7") == 0
@@ -238,7 +243,7 @@ def test_two_servers_share_the_limits_of_one(prefix: str, tmp_path: Path) -> Non
         assert b"one address" in info.value.response.body
         first.close()
         # Once the first has closed (as its server sees it), the other server lets one in.
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while True:
             try:
                 stack.enter_context(connect(urls[1]))
@@ -265,7 +270,7 @@ def test_a_multi_process_server_holds_its_limits_as_one(prefix: str, pg_url: str
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120  # two fresh processes import and migrate
         while True:
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
             try:
@@ -289,9 +294,4 @@ def test_a_multi_process_server_holds_its_limits_as_one(prefix: str, pg_url: str
                     connect(url).close()
                 assert info.value.response.status_code == 429
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_process(proc, group=True)

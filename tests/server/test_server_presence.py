@@ -82,8 +82,10 @@ def test_pointers_are_thinned_to_ten_a_second(client: TestClient) -> None:
         recv_until(a, "pong", id="last")
         elapsed = time.monotonic() - start
         got = pointers(quiet(b, 0.3))
-        # A burst of five, then ten a second: never all thirty sent at once.
-        assert 1 <= len(got) <= 5 + 10 * elapsed + 1 < 30
+        # A burst of five, then ten a second (over however long a busy machine took to take
+        # them in): never all thirty sent at once.
+        assert 1 <= len(got) <= 5 + 10 * elapsed + 1, (len(got), elapsed)
+        assert len(got) < 30
         assert all(m["type"] == "pointer" for m in got)
         # Nothing came back as an error: pointers are dropped quietly.
         assert not [m for m in quiet(a, 0.1) if m["type"] == "error"]

@@ -4,13 +4,12 @@ waiting behind its own play, resent ids, the option's default, and flags raised 
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from server_support import RACE_RULES, FixedMatch, layout, race_layouts
+from server_support import RACE_RULES, FixedMatch, layout, race_layouts, until_playing
 
 import nertz.server.room.table as table_module
 from nertz.replay import from_json
@@ -26,7 +25,7 @@ from nertz.server.room.races import (
     compensation,
     wall_ms,
 )
-from nertz.server.room.table import Phase, Table
+from nertz.server.room.table import Table
 from nertz.server.store import Store
 
 pytestmark = pytest.mark.anyio
@@ -96,11 +95,7 @@ async def race_table(store: Store, fair: bool | None = None,
     if bots:
         bob.bot = "greedy"
     table.handle(ann, protocol.Start(0))
-    for _ in range(500):  # the countdown's timer runs on the loop
-        if table.phase is Phase.PLAYING:
-            break
-        await asyncio.sleep(0.01)
-    assert table.phase is Phase.PLAYING
+    await until_playing(table)
     road = Road()
     play(table, ann, "ace", "N-F", Stamp(wall_ms()), road)  # a new foundation: at once
     assert isinstance(road.answers()[0], Ack)

@@ -61,7 +61,6 @@ def test_reconnect_within_the_window(client: TestClient) -> None:
 
 @pytest.mark.usefixtures("fast_bots")
 def test_vacant_seat_goes_to_a_bot(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lobby_module, "RECONNECT_SECONDS", 0.3)
     ann = create_room(client, {"preset": "pagat", "nertz_pile_size": 10})
     bob = join(client, ann.room, "Bob")
     with client.websocket_connect(f"/ws/{ann.room}") as a:
@@ -74,7 +73,11 @@ def test_vacant_seat_goes_to_a_bot(client: TestClient, monkeypatch: pytest.Monke
         assert m["code"] == "seat_taken"  # Bob may still come back
         m = ask(a, {"type": "bot_seat", "seat": 0, "bot": "greedy", "level": "expert"})
         assert m["code"] == "seat_taken"  # Ann is here
-        deadline = time.monotonic() + 5
+        # The window ends (a seat's vacancy is read against the window when asked): the window
+        # was the full one above, however long a busy machine took between Bob's leaving and
+        # the host's request, and is over now.
+        monkeypatch.setattr(lobby_module, "RECONNECT_SECONDS", 0.3)
+        deadline = time.monotonic() + 60
         while not players(client, ann.room)["Bob"]["vacant"]:
             assert time.monotonic() < deadline
             time.sleep(0.05)
@@ -102,11 +105,13 @@ def test_vacant_host_passes_the_host_on(
             hello(a, ann.token)
             a.send_json({"type": "start", "countdown_ms": 0})
             wait_phase(b, "playing")
-        deadline = time.monotonic() + 5
-        while client.get(f"/api/rooms/{ann.room}").json()["host"] != bob.player:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        quiet(b)
+        # The room broadcast that names Bob host (it goes out once the change is stored: read
+        # it, or it could come after the request below and be taken for its answer).
+        while True:
+            m = recv(b, 60)
+            if m["type"] == "room" and m["room"]["host"] == bob.player:
+                break
+        assert client.get(f"/api/rooms/{ann.room}").json()["host"] == bob.player
         b.send_json({"type": "bot_seat", "seat": 0, "bot": "random", "level": "casual"})
         room = recv_until(b, "room")[0]["room"]
         assert [p["bot"] for p in room["players"] if p["seat"] == 0] == ["random"]

@@ -3,14 +3,13 @@ what each seat rotated, and the reset is in the log and the replay file as it wa
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _support import FAIRY, fairy_loop_layouts, layout, policy
-from server_support import FixedMatch
+from server_support import FixedMatch, until_playing
 
 from nertz import replay
 from nertz.events import Ended
@@ -58,11 +57,7 @@ async def seated(store: Store, monkeypatch: pytest.MonkeyPatch, layouts: list[La
     assert (ann.seat, bob.seat) == (0, 1)
     table.handle(bob, protocol.Ready(True))
     hear(table.handle(ann, protocol.Start(0)))
-    for _ in range(100):
-        if table.phase == "playing":
-            break
-        await asyncio.sleep(0.01)
-    assert table.phase == "playing"
+    await until_playing(table)
     return table, ann, bob
 
 

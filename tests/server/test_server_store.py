@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 import sqlalchemy as sa
+from server_support import until_playing
 
 from nertz.rules import Rules
 from nertz.server import protocol
@@ -149,6 +150,20 @@ def picture(table: Table) -> dict[str, Any]:
                     for p in table.players.values()},
         "phase": table.phase,
         "last_t": table.last_t,
+        # What a snapshot carries besides (tests/server/test_server_snapshots.py): every answer
+        # a resent action id gets, the match's inner state, the automation watch.
+        "answers": {p.id: [(aid, msgspec.to_builtins(a)) for aid, a in p.answers.items()]
+                    for p in table.players.values()},
+        "match": (table.match.seed, table.match.nertz_sizes, table.match.pot,
+                  [(r.index, str(r.score.ended), r.score.caller,
+                    [seat.to_json() for seat in r.score.seats], r.nertz_sizes, r.pot_in,
+                    r.pot_out) for r in table.match.results]),
+        "last_result": None if table.last_result is None else table.last_result.index,
+        "watch": table.watch.to_json(),
+        "flags": [f.to_json() for f in table.flags],
+        "finished": list(table.archive.finished),
+        "facts": (table.match_number, table.match_id, table.same_deal, table.fair_option,
+                  table.countdown_ms, table.seq, table.rules.to_spec(), table.lobby.teams),
     }
 
 
@@ -162,11 +177,8 @@ async def test_table_rebuilt_from_its_log(store: Store) -> None:
     table.handle(bob, protocol.Ready(True))
     table.handle(ann, protocol.Start(0))
     # The deal follows the countdown on the room's clock: wait for it, however busy the machine.
-    for _ in range(1000):
-        if table.phase == "playing":
-            break
-        await asyncio.sleep(0.01)
-    assert table.phase == "playing" and table.round is not None
+    await until_playing(table)
+    assert table.round is not None
     people = [ann, bob, cy]
     for i in range(60):
         p = people[i % 3]

@@ -165,7 +165,7 @@ def test_kick_in_lobby(client: TestClient) -> None:
         a.send_json({"type": "kick", "player": bob.player})
         recv_until(b, "kicked")
         with pytest.raises(WebSocketDisconnect):
-            recv(b, 2)
+            recv(b)  # the close follows the message (however busy the machine)
     room = client.get(f"/api/rooms/{ann.room}").json()
     assert [p["name"] for p in room["players"]] == ["Ann"]
     with client.websocket_connect(f"/ws/{ann.room}") as b:
@@ -310,7 +310,7 @@ def _full_match_with_a_bot(client: TestClient, monkeypatch: pytest.MonkeyPatch) 
         waiting = 0
         rejected: list[dict[str, Any]] = []
         result = None
-        deadline = time.monotonic() + 40
+        deadline = time.monotonic() + 240  # a whole match, on a busy machine
         while result is None:
             assert time.monotonic() < deadline, (view, rejected[-5:])
             for m in drain(a, 0.12):

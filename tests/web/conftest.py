@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _support import stop_process
 
 CHROMIUM = os.environ.get("NERTZ_CHROMIUM", "/usr/bin/chromium")
 """The browser the tests drive (Debian's Chromium; never a downloaded one)."""
@@ -120,11 +121,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, chromium_ok: None) -> Itera
             raise RuntimeError("nertz serve did not answer /healthz")
         yield Server(base, db.with_suffix(".log"))
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
         log.close()
 
 
@@ -150,7 +147,8 @@ def new_page(browser: Any) -> Iterator[Any]:
         contexts.append(ctx)
         page = ctx.new_page()
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.set_default_timeout(10_000)
+        # Waits on the page follow server timers and a busy CI machine's Chromium: generous.
+        page.set_default_timeout(30_000)
         return page
 
     yield make

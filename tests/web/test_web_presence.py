@@ -7,21 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from page_checks import shot
-from test_web_game import seat_room, wait_name, wait_table
-
-
-def two_at_a_table(server: Any, new_page: Any) -> tuple[Any, Any]:
-    ann, ben = new_page(), new_page()
-    r = seat_room(server, ann, "Ann", rules={"preset": "pagat"}, seats=2)
-    ben.goto(f"{server.base}/r/{r['code']}")
-    ben.fill("#name", "Ben")
-    ben.click("#join-room")
-    ben.wait_for_selector("#lobby")
-    wait_name(ann, "Ben")
-    ann.click("#start")
-    for page in (ann, ben):
-        wait_table(page)
-    return ann, ben
+from test_web_game import two_at_a_table
 
 
 def test_a_drag_shows_on_the_other_pages(server: Any, new_page: Any, artifacts: Path) -> None:

@@ -63,7 +63,7 @@ def test_a_round_by_pointer_fits_every_screen(size: tuple[int, int], server: Any
 
     player = Player(page, pointer_only=True)
     actions: list[str] = []
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 240  # a round on a busy machine
     shown = False
     while page.evaluate("() => window.nertz.S.room.phase") not in ("round_over", "match_over"):
         assert time.monotonic() < deadline, f"the round did not end: {actions[-30:]}"
@@ -128,7 +128,7 @@ def test_the_lobby_keeps_what_the_player_is_touching(server: Any, new_page: Any)
     lobby.evaluate("(el) => { el.dataset.mark = 'before'; }")
     # The latency report arrives and changes nothing in the lobby: nothing is redrawn.
     host.evaluate("() => { window.__lat = window.nertz.S.latency; }")
-    host.wait_for_function("() => window.nertz.S.latency !== window.__lat", timeout=15_000)
+    host.wait_for_function("() => window.nertz.S.latency !== window.__lat", timeout=30_000)
     assert host.get_attribute("#lobby", "data-mark") == "before"
     # A guest joins: the lobby is drawn again, and keeps the level and the focus.
     guest.goto(f"{server.base}/r/{r['code']}")
@@ -219,7 +219,7 @@ def test_the_countdown_has_the_middle_to_itself(server: Any, new_page: Any) -> N
     wait_table(page)
     assert page.locator("#foundations .empty-note").count() == 1
     player = Player(page)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 240  # a round on a busy machine
     while page.evaluate("() => window.nertz.S.room.phase") != "match_over":
         assert time.monotonic() < deadline, "the round did not end"
         player.act()
@@ -333,19 +333,25 @@ def test_a_seat_whose_player_went_away_is_marked_with_a_countdown(server: Any,
     mark = '.opp[data-seat="1"] .away'
     assert host.locator(mark).is_hidden()
     guest.close()  # Ben's page goes: his socket closes
-    host.wait_for_function(f"() => (document.querySelector('{mark}') || {{}}).textContent"
-                           "?.startsWith('away: seat free in 4:5')", timeout=15_000)
-    # The deadline is the server's: a page opened after Ben went counts to the same moment.
+    # The five minutes' countdown, however long a busy machine took to show it.
+    counting = (f"() => /^away: seat free in [45]:[0-5][0-9]$/.test("
+                f"(document.querySelector('{mark}') || {{}}).textContent || '')")
+    host.wait_for_function(counting)
     ben = next(p for p in server.get(f"/api/rooms/{r['code']}")["players"] if p["name"] == "Ben")
     assert ben["away_until"] is not None
+
+    def shows_the_servers_deadline() -> None:
+        left = host.evaluate("(until) => until - Date.now()", ben["away_until"])
+        shown = host.text_content(mark) or ""
+        minutes, seconds = shown.rsplit(" ", 1)[1].split(":")
+        assert 0 < left <= 300_000 and abs(int(minutes) * 60 + int(seconds) - left / 1000) < 5
+
+    shows_the_servers_deadline()
+    # The deadline is the server's: a page opened after Ben went counts to the same moment.
     host.reload()
     wait_table(host)
-    host.wait_for_function(f"() => (document.querySelector('{mark}') || {{}}).textContent"
-                           "?.startsWith('away: seat free in 4:')", timeout=15_000)
-    left = host.evaluate("(until) => until - Date.now()", ben["away_until"])
-    shown = host.text_content(mark) or ""
-    minutes, seconds = shown.rsplit(" ", 1)[1].split(":")
-    assert abs(int(minutes) * 60 + int(seconds) - left / 1000) < 5
+    host.wait_for_function(counting)
+    shows_the_servers_deadline()
 
 
 @pytest.mark.parametrize("size", [(1280, 720), (390, 844)], ids=size_id)

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from test_web_game import seat_room, wait_name, wait_table
+from test_web_game import two_at_a_table
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "update_merge.json"
 
@@ -62,17 +62,7 @@ def test_the_page_merges_updates_as_the_python_client_does(server: Any, new_page
 
 
 def test_an_update_lost_on_the_wire_is_caught_up(server: Any, new_page: Any) -> None:
-    ann, ben = new_page(), new_page()
-    ann.add_init_script(LOSSY_WIRE)
-    r = seat_room(server, ann, "Ann", rules={"preset": "pagat"}, seats=2)
-    ben.goto(f"{server.base}/r/{r['code']}")
-    ben.fill("#name", "Ben")
-    ben.click("#join-room")
-    ben.wait_for_selector("#lobby")
-    wait_name(ann, "Ben")
-    ann.click("#start")
-    for page in (ann, ben):
-        wait_table(page)
+    ann, ben = two_at_a_table(server, new_page, ann_script=LOSSY_WIRE)
     settled = "() => document.querySelector('#table-screen').dataset.pending === '0'"
     ann.evaluate("() => { window.__wire.lose = true; }")
     ben.keyboard.press("Space")  # Ben turns his stock: Ann's page never hears of it
@@ -81,7 +71,7 @@ def test_an_update_lost_on_the_wire_is_caught_up(server: Any, new_page: Any) -> 
     ann.keyboard.press("Space")  # Ann's own turn arrives one version too far: a gap
     ann.wait_for_function(settled)
     ann.wait_for_function("() => window.__wire.sent.some((m) => JSON.parse(m).type === 'sync')")
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while ann.evaluate(TABLE) != ben.evaluate(TABLE):
         assert time.monotonic() < deadline, "Ann's page never caught up with Ben's turn"
         time.sleep(0.05)

@@ -116,7 +116,7 @@ class Player:
     def state(self) -> dict[str, Any] | None:
         return self.page.evaluate(READ_TABLE)  # type: ignore[no-any-return]
 
-    def settle(self, timeout: float = 5.0) -> dict[str, Any] | None:
+    def settle(self, timeout: float = 15.0) -> dict[str, Any] | None:
         """Wait until every move this page sent is answered; the state then."""
         end = time.monotonic() + timeout
         while True:
@@ -131,7 +131,7 @@ class Player:
         src = page.locator(f'#me [data-pile="{move.src}"] .card[data-card="{move.card}"]')
         box = None
         for _ in range(5):
-            src.wait_for(state="visible", timeout=3000)  # a missed drop flies home first
+            src.wait_for(state="visible", timeout=15_000)  # a missed drop flies home first
             # A redraw between finding the card and measuring it detaches the old element.
             box = src.bounding_box()
             if box is not None:

@@ -20,7 +20,14 @@ from nertz.server import protocol
 from nertz.server.room.messages import EVERYONE, PASSING, SENDER, Effects, ServerMessage
 
 HISTORY: Final = 512
-"""Broadcasts kept for catching up; a client further behind gets the whole state."""
+"""Broadcasts kept for catching up, at most; a client further behind gets the whole state."""
+
+HISTORY_BYTES: Final = 64 * 1024
+"""Encoded bytes of broadcasts kept for catching up, at most (the oldest go first; the newest
+is always kept). Missed broadcasts worth more than a few whole states are cheaper sent as the
+whole state, and a room keeps its history as long as it lives (an abandoned room for its idle
+time): a four-seat table's updates average some 740 bytes, so 512 of them would be 380 KB a
+room, the largest single use of a busy server's memory."""
 
 
 class Sink(Protocol):
@@ -46,7 +53,10 @@ class Fanout:
     def __init__(self) -> None:
         self.sinks: dict[Sink, str | None] = {}
         """Each socket and the id of the player it speaks for (None: a watcher)."""
-        self.history: deque[tuple[int, bytes]] = deque(maxlen=HISTORY)
+        self.history: deque[tuple[int, bytes]] = deque()
+        """The latest broadcasts (version, encoded), within :data:`HISTORY` and
+        :data:`HISTORY_BYTES`."""
+        self._history_bytes = 0
         self.broken = False
         self.changed = asyncio.Event()
         """Set (and replaced) at every broadcast: what the room's bots wait on."""
@@ -65,7 +75,7 @@ class Fanout:
         for send in fx.sends:
             data = protocol.encode(send.message)
             if send.to == EVERYONE:
-                self.history.append((send.version, data))
+                self._remember(send.version, data)
                 self._queue(None, data, send.version)
                 self.changed.set()
                 self.changed = asyncio.Event()
@@ -87,6 +97,19 @@ class Fanout:
                         self.sinks.pop(sink, None)
                         self._sink_from.pop(sink, None)
                         self._queue(sink, None)
+
+    def _remember(self, version: int, data: bytes) -> None:
+        history = self.history
+        history.append((version, data))
+        self._history_bytes += len(data)
+        while len(history) > 1 and (len(history) > HISTORY
+                                    or self._history_bytes > HISTORY_BYTES):
+            self._history_bytes -= len(history.popleft()[1])
+
+    def forget_history(self) -> None:
+        """Drop the kept broadcasts (a socket that comes back then gets the whole state)."""
+        self.history.clear()
+        self._history_bytes = 0
 
     def _flush_after(self, fut: asyncio.Future[Any]) -> None:
         if not fut.cancelled() and fut.exception() is not None:

@@ -168,6 +168,25 @@ class ReactionWatch:
         self.people: dict[str, _Person] = {}
         self._changes: list[int] = [0]
 
+    def to_json(self) -> dict[str, Any]:
+        """Everything the watch holds, for a table's snapshot (:mod:`..snapshot`)."""
+        return {"people": {pid: [list(p.reactions), list(p.arrivals), p.plays]
+                           for pid, p in self.people.items()},
+                "changes": list(self._changes)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ReactionWatch:
+        """Back from :meth:`to_json`."""
+        watch = cls()
+        for pid, (reactions, arrivals, plays) in data["people"].items():
+            person = _Person()
+            person.reactions.extend(float(r) for r in reactions)
+            person.arrivals.extend(float(a) for a in arrivals)
+            person.plays = int(plays)
+            watch.people[pid] = person
+        watch._changes = [int(t) for t in data["changes"]]
+        return watch
+
     def new_round(self) -> None:
         """Round times start again (the people's figures run on over the match)."""
         self._changes = [0]

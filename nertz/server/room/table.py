@@ -82,7 +82,10 @@ from nertz.server.room.races import (
     compensation,
     wall_ms,
 )
-from nertz.server.store import LogEntry, Store, StoreError
+from nertz.server.room.snapshot import FORMAT as SNAPSHOT_FORMAT
+from nertz.server.room.snapshot import SNAPSHOT_EVERY, capture
+from nertz.server.room.snapshot import restore as restore_state
+from nertz.server.store import LogEntry, Snapshot, Store, StoreError
 from nertz.views import tableau_view
 
 log = logging.getLogger("nertz.table")
@@ -137,6 +140,10 @@ class Table:
         self.clock = Clock(room_id)
         self.seq = 0
         """The next log entry's number."""
+        self.snapshot_seq = 0
+        """Where a rebuild starts reading the log: the entry the newest snapshot comes before."""
+        self.snapshot_every = SNAPSHOT_EVERY
+        """A deal stores a snapshot once this many entries were logged since the last one."""
         self.version = 0
         """The last broadcast's number."""
         self.last_t = 0
@@ -236,12 +243,23 @@ class Table:
     @classmethod
     async def restore(
         cls, store: Store, room_id: str, code: str, rules: Rules, seats: int,
-        entries: list[LogEntry], epoch: int | None = None,
+        entries: list[LogEntry], epoch: int | None = None, snapshot: Snapshot | None = None,
     ) -> Table:
         """Rebuild a room from its log, then pick up its clocks where they stopped
-        (``epoch``: see :attr:`epoch`)."""
+        (``epoch``: see :attr:`epoch`). With a ``snapshot`` (:meth:`Store.load_room`), the
+        ``entries`` are those from the one it comes before: the same table, read in part."""
         table = cls(store, room_id, code, rules, seats)
         table.epoch = epoch
+        if snapshot is not None:
+            if snapshot.format != SNAPSHOT_FORMAT:
+                raise ValueError(f"room {room_id}: a snapshot of form {snapshot.format}, "
+                                 f"not {SNAPSHOT_FORMAT}")
+            if not entries or entries[0].seq != snapshot.seq:
+                raise ValueError(f"room {room_id}: the snapshot comes before entry "
+                                 f"{snapshot.seq}, but the entries given start at "
+                                 f"{entries[0].seq if entries else 'none'}")
+            restore_state(table, snapshot.data)
+            table.seq = table.snapshot_seq = snapshot.seq
         # Versions number one process's broadcasts, and a client may still hold one from the
         # process before: start above any it can have reached (that would take more than one
         # broadcast a millisecond), so an old ``since`` gets the whole state, never a history
@@ -344,18 +362,31 @@ class Table:
 
     # ------------------------------------------------------------------ the log
 
-    def _log(self, kind: str, data: dict[str, Any]) -> tuple[Event, ...]:
+    def _log(self, kind: str, data: dict[str, Any],
+             snapshot: tuple[int, dict[str, Any]] | None = None) -> tuple[Event, ...]:
         """Apply an entry (raising, and changing nothing, if it does not apply), then queue it
-        to the store; what the command sends waits for its commit."""
+        to the store (with the ``snapshot`` of the table before it, if given); what the
+        command sends waits for its commit."""
         self._check_alive()
         events = self._apply(kind, data)
-        fut = self.store.append_nowait(self.id, self.seq, kind, data, self.epoch)
+        fut = self.store.append_nowait(self.id, self.seq, kind, data, self.epoch, snapshot)
         self.seq += 1
         self._pending.add(fut)
         fut.add_done_callback(self._stored)
         if self._fx is not None:
             self._futs.append(fut)
         return events
+
+    def _log_deal(self, kind: str, data: dict[str, Any]) -> None:
+        """Log a deal (a match's ``start``, the ``next`` round): where a snapshot is taken,
+        once :attr:`snapshot_every` entries were logged since the last one
+        (:mod:`nertz.server.room.snapshot`)."""
+        state = None
+        if self.seq - self.snapshot_seq >= self.snapshot_every:
+            state = (SNAPSHOT_FORMAT, capture(self))
+        self._log(kind, data, state)
+        if state is not None:
+            self.snapshot_seq = self.seq - 1
 
     def _stored(self, fut: asyncio.Future[None]) -> None:
         self._pending.discard(fut)
@@ -895,8 +926,8 @@ class Table:
             raise CommandError("empty_seats", "fill every seat first (empty: "
                                + ", ".join(map(str, empty)) + ")")
         countdown = max(0, min(MAX_COUNTDOWN_MS, int(countdown_ms)))
-        self._log("start", {"seed": self._match_seed(), "match": secrets.token_hex(8),
-                            "countdown_ms": countdown})
+        self._log_deal("start", {"seed": self._match_seed(), "match": secrets.token_hex(8),
+                                 "countdown_ms": countdown})
         self._broadcast_state()
         self._schedule(countdown / 1000, self._begin)
 
@@ -920,7 +951,7 @@ class Table:
             raise CommandError("bad_phase", "the round is not over"
                                if self.phase is Phase.PLAYING else "there is no next round now")
         countdown = max(0, min(MAX_COUNTDOWN_MS, int(countdown_ms)))
-        self._log("next", {"countdown_ms": countdown})
+        self._log_deal("next", {"countdown_ms": countdown})
         self._broadcast_state()
         self._schedule(countdown / 1000, self._begin)
 
