@@ -23,15 +23,15 @@ clients are as patient as a browser: a browser gives a WebSocket opening handsha
 waits for its state as long as the socket is open, so they wait :data:`PATIENCE` seconds for
 each; a few seconds would count a loaded two-core machine, where this load generator shares
 the cores with the server, as the server's failure. Memory is the server's resident
-size, sampled every 5 s with the rooms in its memory (made and not yet closed, as its log
+size, sampled every 5 s with the rooms open (made and not yet closed, as its log
 says) and the machine's load: the first sample, the one at the end of the warm-up (the first
 fifth of the run, :data:`WARM_UP_SHARE`), the last, and the verdict: ``flat`` is ``yes`` when
 every sample after the warm-up is within :data:`FLAT_PCT` of the warm-up's. The same verdict
-from the moment the rooms in memory first reached 90% of their usual number (the median of the
+from the moment the rooms open first reached 90% of their usual number (the median of the
 run's second half) is ``flat_once_rooms_steady``: on a loaded machine the load itself is still
-growing at the end of the warm-up. The server's
-working set grows until the room population is steady: every pair keeps a room in play, and an
-abandoned room stays a minute (``--room-idle-minutes 1``) before it closes.
+growing at the end of the warm-up. The server's working set grows until the room population is
+steady: every pair keeps a room in play, and an abandoned room, its match over, stays in memory
+for ``REST_SECONDS`` (10) and open for a minute (``--room-idle-minutes 1``) before it closes.
 Bounded: the run stops at ``--seconds`` (clients still playing are stopped), and everything is
 on 127.0.0.1. Prints one JSON object.
 
@@ -306,7 +306,7 @@ async def hostile(base: str, index: int, tally: Tally, until: float) -> None:
 
 
 Sample = tuple[float, float, int, float]
-"""One look at the server: seconds since the start, resident MB, rooms in its memory (made by
+"""One look at the server: seconds since the start, resident MB, rooms open (made by
 this run and not yet closed, as its log says), the machine's load average (1 minute)."""
 
 WARM_UP_SHARE = 0.2
@@ -318,7 +318,7 @@ FLAT_PCT = 10.0
 
 async def sample(pid: int, log_path: Path, tally: Tally, samples: list[Sample], start: float,
                  until: float) -> None:
-    """The server's resident memory and rooms in memory every 5 s."""
+    """The server's resident memory and rooms open every 5 s."""
     closed = 0
     with open(log_path, "rb") as log:
         while time.monotonic() < until:
@@ -334,7 +334,7 @@ def memory_verdict(samples: list[Sample], seconds: float) -> dict[str, Any]:
     warm = [rss for t, rss, _, _ in samples if t >= seconds * WARM_UP_SHARE]
     if not warm:
         return {"flat": "no samples after the warm-up"}
-    # When the load itself became steady: the rooms in memory first reach 90% of their median
+    # When the load itself became steady: the rooms open first reach 90% of their median
     # over the run's second half (a new room every match, an abandoned one for a minute).
     later = sorted(rooms for t, _, rooms, _ in samples if t >= seconds / 2)
     typical = later[len(later) // 2] if later else 0

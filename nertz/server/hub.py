@@ -6,7 +6,9 @@ A room with nobody connected for :data:`ROOM_IDLE_SECONDS` closes: it leaves mem
 marked closed in the store, where its log and finished matches stay (the matches downloadable).
 A start brings back only rooms not closed and active within that time; the others are marked
 closed without being loaded. ``unload`` is also the seam for rooms that leave memory without
-closing and load again on demand (:meth:`Hub.get` rebuilds any open room from its log).
+closing and load again on demand (:meth:`Hub.get` rebuilds any open room from its log): alone,
+a room whose match is over and that nobody is in rests so after :data:`REST_SECONDS`, and is
+marked closed once its idle time is up.
 
 Alone (``nertz serve``), this process owns every room. As one of many (a
 :class:`~nertz.server.cluster.Node`), it owns a room only while it holds the room's lease: the
@@ -31,7 +33,7 @@ from nertz.server.cluster.pipe import MOVED_CODE
 from nertz.server.limits import give_back_memory
 from nertz.server.live import LiveRoom
 from nertz.server.room.snapshot import FORMAT as SNAPSHOT_FORMAT
-from nertz.server.room.table import Table
+from nertz.server.room.table import Phase, Table
 from nertz.server.store import WRITER_RETRY, Store, StoreBusy
 
 log = logging.getLogger("nertz.hub")
@@ -49,6 +51,12 @@ collection a minute costs a pause of a fraction of a second."""
 ROOM_IDLE_SECONDS = 1800.0
 """How long a room may have nobody connected before it closes (``nertz serve
 --room-idle-minutes``)."""
+
+REST_SECONDS = 10.0
+"""How long a room nobody is in, its match over, stays in memory before it leaves (alone, not
+one of many: it stays open and is rebuilt from its log if someone comes back; it closes once
+idle for :data:`ROOM_IDLE_SECONDS`). Most rooms spend their idle time so, and kept whole they
+were most of a busy server's memory."""
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 """Join codes avoid letters and digits that read alike (0/O, 1/I)."""
@@ -83,6 +91,8 @@ class Hub:
         self.idle_seconds = idle_seconds
         self._empty_since: dict[str, float] = {}
         """Rooms with nobody connected, since when (the event loop's clock)."""
+        self._resting: dict[str, float] = {}
+        """Rooms out of memory, still open, nobody in them since when: they close when idle."""
         self.start_bots = start_bots
         self.deal_seed = deal_seed
         """Deal every room's matches from this seed (``nertz serve --deal-seed``), if set."""
@@ -162,6 +172,7 @@ class Hub:
             room = self.rooms.get(row.id)
             if room is not None and not room.table.broken:
                 return room
+            self._resting.pop(row.id, None)  # someone came back: it is live again
             if room is not None:
                 # A broken table: stop it and let its queued writes settle before reading.
                 room.close()
@@ -205,7 +216,7 @@ class Hub:
                 collected = loop.time()
 
     async def _tick_once(self, now: float) -> None:
-        idle = []
+        idle, resting = [], []
         for room in list(self.rooms.values()):
             room.send_latency()
             if room.fanout.sinks:
@@ -216,14 +227,38 @@ class Hub:
                 # (a finished match, everyone gone), and their broadcasts were most of what
                 # they kept. Whoever comes back gets the whole state.
                 room.fanout.forget_history()
-            if now - self._empty_since.setdefault(room.id, now) >= self.idle_seconds:
+            empty = now - self._empty_since.setdefault(room.id, now)
+            if empty >= self.idle_seconds:
                 idle.append(room)
+            elif (empty >= REST_SECONDS and self.node is None
+                  and room.table.phase is Phase.MATCH_OVER):
+                resting.append(room)
         if idle:
             try:
                 await self.close_rooms(idle)
             except Exception:  # pragma: no cover - a room still in memory is tried again next
                 # time; one already out of it is closed at the next start, by its last entry
                 log.exception("%d idle rooms could not be closed", len(idle))
+        if resting:
+            since = {room.id: self._empty_since.get(room.id, now) for room in resting}
+            for room in await self._unload(resting, only_empty=True):
+                self._resting[room.id] = since[room.id]
+        if any(now - t >= self.idle_seconds for t in self._resting.values()):
+            await self._close_resting(now)
+
+    async def _close_resting(self, now: float) -> None:
+        # Under the hub's lock: a rebuild (someone came back) cannot slip in between.
+        async with self._lock:
+            for key in [key for key in self._resting if key in self.rooms]:
+                del self._resting[key]  # back in memory (rebuilt): the live room's own clock
+            due = [key for key, t in self._resting.items() if now - t >= self.idle_seconds]
+            try:
+                await self.store.set_statuses(due, "closed")
+            except StoreBusy:  # overloaded: tried again at the next turn
+                return
+            for key in due:
+                del self._resting[key]
+                log.info("room %s closed: nobody in it for %g s", key, self.idle_seconds)
 
     async def step_down(self, room_id: str) -> None:
         """Another process took the room's lease: let the room go at once, closing its sockets

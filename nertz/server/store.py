@@ -31,8 +31,9 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+import msgspec
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -100,6 +101,9 @@ room_snapshots = sa.Table(
 """Each room's newest snapshot (:mod:`nertz.server.room.snapshot`): its table's state before
 log entry ``seq``, written in the transaction that stores that entry (and fenced with it). A
 rebuild reads it and the entries from ``seq`` on; the log's rows stay."""
+
+_ENTRY_ENCODER = msgspec.json.Encoder()
+"""Encodes each log entry's data (compact JSON, UTF-8)."""
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 """Where the Alembic scripts live."""
@@ -294,7 +298,8 @@ class Store:
             "room_id": room_id,
             "seq": seq,
             "kind": kind,
-            "data": json.dumps(data, separators=(",", ":")),
+            # msgspec, not json.dumps: one entry per move, and it is ten times cheaper.
+            "data": _ENTRY_ENCODER.encode(data).decode(),
             "at": now,
         }
         snap = None
@@ -607,6 +612,13 @@ async def _fenced_rooms(conn: Any, batch: list[_Queued]) -> set[str]:
             epochs[row["room_id"]] = epoch
     if not epochs:
         return set()
+    if conn.dialect.name == "postgresql":
+        # One statement whatever the batch holds (the rooms and epochs as two arrays): built,
+        # compiled and prepared once. An OR of one clause per room was a new statement for
+        # every commit, and compiling and preparing it cost more than the rows it guarded.
+        result = await conn.execute(_FENCE_PG, {"rooms": list(epochs),
+                                                "epochs": list(epochs.values())})
+        return set(epochs) - {r.room_id for r in result}
     result = await conn.execute(
         room_epochs.update()
         .where(sa.or_(*(sa.and_(room_epochs.c.room_id == room, room_epochs.c.epoch == epoch)
@@ -615,6 +627,15 @@ async def _fenced_rooms(conn: Any, batch: list[_Queued]) -> set[str]:
         .returning(room_epochs.c.room_id))
     current = {r.room_id for r in result}
     return set(epochs) - current
+
+
+_FENCE_PG: Final = sa.text(
+    "UPDATE room_epochs SET epoch = room_epochs.epoch"
+    " FROM unnest(CAST(:rooms AS varchar[]), CAST(:epochs AS bigint[])) AS v(room_id, epoch)"
+    " WHERE room_epochs.room_id = v.room_id AND room_epochs.epoch = v.epoch"
+    " RETURNING room_epochs.room_id")
+""":func:`_fenced_rooms` on PostgreSQL: each (room, epoch) pair's row rewritten unchanged where
+the epoch is still the room's newest; the rooms whose rows it returns are not fenced."""
 
 
 def _last_activity() -> Any:

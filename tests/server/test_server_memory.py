@@ -12,13 +12,18 @@ from typing import Any
 import pytest
 
 import nertz.server.hub as hub_module
+from nertz.bots import GreedyBot, Observation
 from nertz.rules import Rules
 from nertz.server import protocol
 from nertz.server.edge import fanout as fanout_module
 from nertz.server.edge.fanout import HISTORY, HISTORY_BYTES, Fanout
 from nertz.server.hub import Hub
+from nertz.server.live import LiveRoom
+from nertz.server.room.lobby import Player
 from nertz.server.room.messages import EVERYONE, CaughtUp, Effects, Pong, Send
+from nertz.server.room.table import Phase
 from nertz.server.store import Store
+from nertz.views import view
 
 
 class ListSink:
@@ -201,3 +206,72 @@ def test_a_room_someone_came_back_to_while_it_was_closing_stays(tmp_path: Path) 
             await store.close()
 
     assert asyncio.run(main()) == (True, True, "open")
+
+
+async def play_out(room: LiveRoom, host: Player) -> None:
+    """The host plays its seat greedily (the bots play theirs) until the match is over."""
+    sink = ListSink()
+    room.attach(sink, host, None)
+    for _ in range(3):
+        room.handle(host, protocol.AddBot(level="expert", bot="greedy"), sink)
+    room.handle(host, protocol.Start(countdown_ms=0), sink)
+    bot, n = GreedyBot(), 0
+    table = room.table
+    deadline = time.monotonic() + 120
+    while table.phase is not Phase.MATCH_OVER:
+        assert time.monotonic() < deadline, f"the match never ended ({table.phase})"
+        await asyncio.sleep(0.01)
+        if table.round is None or table.phase is not Phase.PLAYING or host.seat is None:
+            continue
+        n += 1
+        bot.start(host.seat, table.rules, n)
+        choice = bot.decide(Observation.from_view(view(table.round, host.seat).to_json(),
+                                                  table.rules))
+        room.handle(host, protocol.Play(id=f"h{n}", move="T" if choice is None else str(choice)),
+                    sink)
+    room.detach(sink)
+
+
+def test_a_finished_room_nobody_is_in_rests_out_of_memory_then_closes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fast_bots: None
+) -> None:
+    """A room whose match is over, with nobody in it, leaves memory after REST_SECONDS but stays
+    open: someone coming back rebuilds it from its log. Left alone for its idle time, it is
+    marked closed (and the hub forgets it)."""
+    monkeypatch.setattr(hub_module, "LATENCY_SECONDS", 0.02)
+    monkeypatch.setattr(hub_module, "REST_SECONDS", 0.05)
+
+    async def main() -> list[Any]:
+        store = await Store.open(f"sqlite:///{tmp_path / 'rest.db'}")
+        hub = Hub(store, idle_seconds=3600)
+        seen: list[Any] = []
+        try:
+            room = await hub.create(Rules.from_spec(
+                {"preset": "pagat", "rounds": 1, "nertz_pile_size": 6}), 4)
+            host, _ = await room.join("Host", False)
+            await play_out(room, host)
+            deadline = time.monotonic() + 30
+            while room.id in hub.rooms:
+                assert time.monotonic() < deadline, "the finished room stayed in memory"
+                await asyncio.sleep(0.02)
+            row = await store.find_room(room.id)
+            seen.append(row.status if row is not None else "gone")
+            back = await hub.get(room.id)  # someone came back: rebuilt from its log
+            seen.append(None if back is None else back.table.phase)
+            assert back is not None
+            while back.id in hub.rooms:  # left alone again
+                assert time.monotonic() < deadline, "the rebuilt room stayed in memory"
+                await asyncio.sleep(0.02)
+            hub.idle_seconds = 0.0
+            while hub._resting:
+                assert time.monotonic() < deadline, "the resting room never closed"
+                await asyncio.sleep(0.02)
+            row = await store.find_room(room.id)
+            seen.append(row.status if row is not None else "gone")
+            seen.append(await hub.get(room.id))
+            return seen
+        finally:
+            await hub.close()
+            await store.close()
+
+    assert asyncio.run(main()) == ["open", Phase.MATCH_OVER, "closed", None]

@@ -91,11 +91,21 @@ class Person:
         m: dict[str, Any] = json.loads(text)
         if m["type"] in ("state", "table"):
             self.view = m["table"]
+            # A resync while a round's results wait for their commit is answered with the
+            # whole state, results included, and the round_over it covers is not sent again:
+            # a client learns the results from either (a busy machine makes the wait long).
+            self.result(m.get("result"))
         elif m["type"] == "update" and self.view is not None:
             apply_update(self.view, m)
         elif m["type"] == "round_over":
-            self.results.append(m["result"])
+            self.result(m["result"])
         return m
+
+    def result(self, result: dict[str, Any] | None) -> None:
+        """Take in a round's results (each round's once, from whichever message has them)."""
+        if result is not None and not (self.results
+                                       and self.results[-1]["round"] == result["round"]):
+            self.results.append(result)
 
     def act(self) -> None:
         v = self.view

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 
 from fastapi import WebSocket
 
@@ -31,7 +32,10 @@ class Connection:
         self.ws = ws
         self.address = address
         """The client's address (the edge bars a kicked player's)."""
-        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        # A plain deque and one waiter, not an asyncio.Queue: every broadcast passes here once
+        # per socket, and a queue's bookkeeping (unfinished tasks, getters) is paid for nothing.
+        self.queue: deque[bytes | None] = deque()
+        self._waiter: asyncio.Future[None] | None = None
         self.closed = False
         self.close_code = 1000
         self.close_reason = ""
@@ -42,16 +46,25 @@ class Connection:
         """Queue a message (dropped once closed; a reader that falls too far behind is cut)."""
         if self.closed:
             return
-        if self.queue.qsize() >= MAX_QUEUE:
+        if len(self.queue) >= MAX_QUEUE:
             self.cut()
             return
-        self.queue.put_nowait(data)
+        self._put(data)
+
+    def _put(self, item: bytes | None) -> None:
+        self.queue.append(item)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     def cut(self) -> None:
         """Drop a socket that stopped reading: what is queued is thrown away and the socket
         closes now (the client reconnects and catches up), so its reader loop ends too."""
         self.closed = True
         self.task.cancel()
+        self.queue.clear()
         # Kept on the connection: a task nobody holds may be collected before it runs.
         self.closer = asyncio.get_running_loop().create_task(self._close_now())
 
@@ -64,7 +77,7 @@ class Connection:
         if not self.closed:
             self.closed = True
             self.close_code, self.close_reason = code, reason
-            self.queue.put_nowait(None)
+            self._put(None)
 
     async def finish(self) -> None:
         """Wait until what is queued and the close frame have gone (at most
@@ -80,20 +93,25 @@ class Connection:
 
     async def _write(self) -> None:
         queue = self.queue
+        loop = asyncio.get_running_loop()
         try:
             while True:
-                data = await queue.get()
+                if not queue:
+                    self._waiter = loop.create_future()
+                    await self._waiter
+                    continue
+                data = queue.popleft()
                 if data is None:
                     break
-                if queue.empty():
+                if not queue:
                     await self.ws.send_text(data.decode())
                     continue
                 # Under load several messages wait: one frame carries them all, a line each
                 # (JSON text never holds a raw newline), which costs far less than a frame each.
                 batch = [data]
                 done = False
-                while not queue.empty() and len(batch) < FRAME_BATCH:
-                    item = queue.get_nowait()
+                while queue and len(batch) < FRAME_BATCH:
+                    item = queue.popleft()
                     if item is None:
                         done = True
                         break

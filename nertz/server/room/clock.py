@@ -8,7 +8,6 @@ room closes or breaks, and a timer whose moment has passed (its phase changed) d
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 
@@ -24,7 +23,10 @@ class Clock:
         self.name = name
         self.round_t0 = 0.0
         self.stopped = False
-        self._timers: list[asyncio.TimerHandle] = []
+        # A set: a table re-arms one timer per command while plays wait their turn, and a
+        # cancelled handle must leave at once (a list kept them until the room closed, and
+        # each firing searched them all).
+        self._timers: set[asyncio.TimerHandle] = set()
 
     def loop_time(self) -> float:
         """The event loop's clock, in seconds."""
@@ -43,13 +45,18 @@ class Clock:
         holder: list[asyncio.TimerHandle] = []
         handle = asyncio.get_running_loop().call_later(max(0.0, delay), self._fire, fn, holder)
         holder.append(handle)
-        self._timers.append(handle)
+        self._timers.add(handle)
         return handle
+
+    def cancel(self, handle: asyncio.TimerHandle) -> None:
+        """Cancel a timer :meth:`schedule` made (and forget it)."""
+        handle.cancel()
+        self._timers.discard(handle)
 
     def _fire(self, fn: Callable[[], None], holder: list[asyncio.TimerHandle]) -> None:
         # A fired timer is forgotten: a client reconnecting in a loop must not grow the list.
-        with contextlib.suppress(ValueError):
-            self._timers.remove(holder[0])
+        if holder:
+            self._timers.discard(holder[0])
         # The handle holds ``holder`` among its arguments and ``holder`` the handle: emptied,
         # the pair (and the table ``fn`` reaches) is freed at once, not at a rare full
         # collection (``nertz serve`` collects old objects seldom).

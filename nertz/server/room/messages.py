@@ -35,7 +35,12 @@ def tableau_json(rnd: Round, seat: int) -> dict[str, Any]:
     """Seat ``seat``'s public tableau (:func:`nertz.views.tableau_view`) and ``can_call``:
     whether the engine would take that seat's call now (an empty Nertz pile under a manual
     call, or any pile where false calls are penalised), so no client works the rule out."""
-    return tableau_view(rnd, seat).to_json() | {"can_call": rnd.can_play(seat, CALL)}
+    out = tableau_view(rnd, seat).to_json()
+    # Built for every update: while the Nertz pile holds cards and a false call is not
+    # penalised, the engine refuses a call first thing (and its refusal costs a raise).
+    out["can_call"] = (False if rnd.tableaus[seat].nertz and not rnd.rules.penalised_false_call
+                       else rnd.can_play(seat, CALL))
+    return out
 
 
 def table_json(rnd: Round, seat: int) -> dict[str, Any]:

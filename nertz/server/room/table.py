@@ -1123,9 +1123,27 @@ class Table:
             fi = rnd.foundation_for(card)
             if fi < 0:
                 return []  # it starts a new foundation: nobody races for that
-        sources = ["N", "W"] + [str(k + 1) for k in range(len(rnd.tableaus[seat].work))]
-        return [o for o in range(rnd.seats) if o != seat
-                and any(rnd.can_play(o, f"{src}-F{fi + 1}") for src in sources)]
+        # Asked on every contested play: only a pile top that can fit the step at all (a
+        # joker while the foundation takes any card, else its suit and one of the ranks it
+        # needs, as the engine checks) is put to the engine, whose refusals cost a raise each.
+        f = rnd.foundations[fi]
+        needs, suit = f.needs, f.suit
+        rivals = []
+        for o in range(rnd.seats):
+            if o == seat:
+                continue
+            tab = rnd.tableaus[o]
+            tops = [("N", tab.nertz), ("W", tab.waste)]
+            tops += [(str(k + 1), pile) for k, pile in enumerate(tab.work)]
+            for src, pile in tops:
+                if not pile:
+                    continue
+                top = pile[-1]
+                fits = bool(needs) if top.rank == 0 else top.suit == suit and top.rank in needs
+                if fits and rnd.can_play(o, f"{src}-F{fi + 1}"):
+                    rivals.append(o)
+                    break
+        return rivals
 
     def _order(self, w: Waiting) -> None:
         """``w`` waits its turn: decided once no play sent before it can still arrive."""
@@ -1164,7 +1182,7 @@ class Table:
 
     def _arm(self, delay: float) -> None:
         if self._wait_timer is not None:
-            self._wait_timer.cancel()
+            self.clock.cancel(self._wait_timer)
         self._wait_timer = self.clock.schedule(delay, self._release)
 
     def _release(self) -> None:
