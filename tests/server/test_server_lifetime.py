@@ -33,7 +33,7 @@ from nertz.server.store import Store, room_log
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def wait_for(condition: Any, timeout: float = 15.0) -> None:
+def wait_for(condition: Any, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "timed out"
@@ -174,7 +174,8 @@ async def churn(hub: Hub, rooms: int, at_once: int = 100) -> None:
     for first in range(0, rooms, at_once):
         await asyncio.gather(*(play_briefly_and_leave(hub, first + j)
                                for j in range(min(at_once, rooms - first))))
-    deadline = time.monotonic() + 60
+    # Generous: closing is batched but still waits its turn at the writer, and CI is busy.
+    deadline = time.monotonic() + 300
     while hub.rooms:
         assert time.monotonic() < deadline, f"{len(hub.rooms)} rooms never closed"
         await asyncio.sleep(0.05)
@@ -250,7 +251,7 @@ def test_the_hub_collects_old_garbage_now_and_then(
             node.me = node
             ref = weakref.ref(node)
             del node
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 60
             while ref() is not None and time.monotonic() < deadline:
                 await asyncio.sleep(0.02)
             return ref() is None
