@@ -7,7 +7,7 @@ import asyncio
 import os
 import secrets
 import warnings
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ with warnings.catch_warnings():
 
 from nertz.bots import SPEEDS, SpeedProfile
 from nertz.server.edge.app import create_app
+from nertz.server.store import Store
 
 PG_ADMIN = os.environ.get("NERTZ_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 """A PostgreSQL database the tests may connect to, to create (and drop) their own."""
@@ -95,3 +96,13 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return f"sqlite:///{tmp_path / 'store.db'}"
     url: str = request.getfixturevalue("pg_url")
     return url
+
+
+@pytest.fixture
+async def store(store_url: str) -> AsyncIterator[Store]:
+    """An open :class:`Store` on :func:`store_url`'s database, closed after the test."""
+    s = await Store.open(store_url)
+    try:
+        yield s
+    finally:
+        await s.close()

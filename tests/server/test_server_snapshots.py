@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -32,15 +31,6 @@ SPEC = {"preset": "pagat", "rounds": 5, "nertz_pile_size": 5, "call": "auto"}
 """Five short rounds a match (five-card Nertz piles, called as a pile empties)."""
 
 DEALS = ("start", "next")
-
-
-@pytest.fixture
-async def store(store_url: str) -> AsyncIterator[Store]:
-    s = await Store.open(store_url)
-    try:
-        yield s
-    finally:
-        await s.close()
 
 
 async def until_phase(table: Table, *phases: str) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
@@ -19,15 +18,6 @@ from nertz.server.room.table import Table
 from nertz.server.store import Store, StoreError
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def store(store_url: str) -> AsyncIterator[Store]:
-    s = await Store.open(store_url)
-    try:
-        yield s
-    finally:
-        await s.close()
 
 
 def rid() -> str:
