@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from _support import stop_process
 from cluster_support import REDIS, Proc, Proxy, drop_prefix, new_prefix
 
 from nertz.bots import SPEEDS, SpeedProfile
@@ -437,10 +438,5 @@ async def test_workers_share_one_port(service: Service, quick_bots: None) -> Non
         for game in games:
             await check_log(service.db, game)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop_process(proc)
         log.close()
