@@ -9,7 +9,9 @@ opens. The log is the source of truth: a table is rebuilt, on any process, by re
 Appends are group-committed: every append waits for the commit that contains it, and a single
 writer commits whatever has queued up meanwhile in one transaction, so hundreds of tables
 writing a few actions a second cost a few commits a second, and nothing is acknowledged to a
-client before it is durable.
+client before it is durable. Those commits go straight through the database driver, on a
+connection of their own (:mod:`nertz.server.log_writer`): through SQLAlchemy each one cost more
+than the move it stored.
 
 Contention is waited out, never turned into an error. SQLite has one writer at a time, and its
 busy handler polls rather than queues: a crowd of writers can starve one of them past any
@@ -31,16 +33,25 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import msgspec
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from nertz.server.log_writer import (
+    Busy,
+    LogWriter,
+    PgLogWriter,
+    Row,
+    SnapshotRow,
+    SqliteLogWriter,
+)
+
 log = logging.getLogger("nertz.store")
 
-_Queued = tuple[dict[str, Any], "asyncio.Future[None]", int | None, dict[str, Any] | None]
+_Queued = tuple[Row, "asyncio.Future[None]", int | None, SnapshotRow | None]
 """An entry waiting for its commit: its row, its future, its epoch, the snapshot it carries."""
 
 MatchListener = Callable[[str, str, dict[str, Any]], Awaitable[None]]
@@ -232,8 +243,12 @@ class Store:
         self._writer: asyncio.Task[None] | None = None
         self._closed = False
         self._failed: set[str] = set()
-        # One statement object for every batch, so SQLAlchemy's compiled cache always hits.
-        self._insert = room_log.insert()
+        self._log: LogWriter = (
+            SqliteLogWriter(engine.url.database or "", SQLITE_BUSY_SECONDS)
+            if engine.dialect.name == "sqlite"
+            else PgLogWriter(engine.url.set(drivername="postgresql")
+                             .render_as_string(hide_password=False)))
+        """The group commits' own connection, straight on the driver (:mod:`.log_writer`)."""
         self.commits = 0
         """How many group commits were made (for the benchmark and tests)."""
         self.match_listeners: list[MatchListener] = []
@@ -274,6 +289,7 @@ class Store:
         self._wake.set()
         if self._writer is not None:
             await self._writer
+        await self._log.close()
         await self.engine.dispose()
 
     # ------------------------------------------------------------------------ the log
@@ -294,18 +310,12 @@ class Store:
             raise StoreError("the store is closed")
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         now = time.time()
-        row = {
-            "room_id": room_id,
-            "seq": seq,
-            "kind": kind,
-            # msgspec, not json.dumps: one entry per move, and it is ten times cheaper.
-            "data": _ENTRY_ENCODER.encode(data).decode(),
-            "at": now,
-        }
+        # msgspec, not json.dumps: one entry per move, and it is ten times cheaper.
+        row = (room_id, seq, kind, _ENTRY_ENCODER.encode(data).decode(), now)
         snap = None
         if snapshot is not None:
-            snap = {"room_id": room_id, "seq": seq, "format": snapshot[0], "epoch": epoch,
-                    "data": json.dumps(snapshot[1], separators=(",", ":")), "at": now}
+            snap = (room_id, seq, snapshot[0], epoch,
+                    json.dumps(snapshot[1], separators=(",", ":")), now)
         self._pending.append((row, fut, epoch, snap))
         self._wake.set()
         return fut
@@ -334,7 +344,7 @@ class Store:
                     kept = []
                     for queued in batch:
                         row, fut = queued[0], queued[1]
-                        if row["room_id"] in self._failed:
+                        if row[0] in self._failed:
                             if not fut.done():
                                 fut.set_exception(StoreError("an earlier action was not stored"))
                         else:
@@ -346,7 +356,7 @@ class Store:
                 try:
                     fenced = await self._commit_rows(batch)
                 except Exception as exc:  # any other database failure fails the whole batch
-                    self._failed.update(row["room_id"] for row, _, _, _ in batch)
+                    self._failed.update(row[0] for row, _, _, _ in batch)
                     for _, fut, _, _ in batch:
                         if not fut.done():
                             fut.set_exception(StoreError(f"could not store the action: {exc}"))
@@ -356,9 +366,9 @@ class Store:
                 for row, fut, epoch, _ in batch:
                     if fut.done():
                         continue
-                    if row["room_id"] in fenced:
+                    if row[0] in fenced:
                         fut.set_exception(Fenced(
-                            f"room {row['room_id']}: epoch {epoch} is no longer the newest; "
+                            f"room {row[0]}: epoch {epoch} is no longer the newest; "
                             "another process owns the room"))
                     else:
                         fut.set_result(None)
@@ -368,21 +378,20 @@ class Store:
     async def _commit_rows(self, batch: list[_Queued]) -> set[str]:
         """Store the batch's rows in one transaction, but for the rooms whose epoch is no
         longer the newest (refused in that same transaction); returns those rooms."""
+        epochs: dict[str, int] = {}
+        for row, _, epoch, _ in batch:
+            if epoch is not None:
+                epochs[row[0]] = epoch
+        rows = [queued[0] for queued in batch]
+        snaps = [queued[3] for queued in batch if queued[3] is not None]
         # A busy database is waited out, however long: the rows are good, and failing them
         # would break their tables (each would have to be rebuilt from its log).
         while True:
             try:
-                async with self.transaction() as conn:
-                    fenced = await _fenced_rooms(conn, batch)
-                    rows = [row for row, _, _, _ in batch if row["room_id"] not in fenced]
-                    if rows:
-                        await conn.execute(self._insert, rows)
-                    snaps = [snap for row, _, _, snap in batch
-                             if snap is not None and row["room_id"] not in fenced]
-                    if snaps:
-                        await conn.execute(_snapshot_upsert(conn.dialect.name), snaps)
-                return fenced
-            except StoreBusy:
+                lock = self._write_lock
+                async with lock if lock is not None else contextlib.nullcontext():
+                    return await self._log.commit(rows, epochs, snaps)
+            except Busy:
                 await asyncio.sleep(WRITER_RETRY)
 
     @contextlib.asynccontextmanager
@@ -586,56 +595,6 @@ class Store:
                 .order_by(matches.c.finished_at)
             )
             return [r.id for r in result]
-
-
-def _snapshot_upsert(dialect: str) -> Any:
-    """Store a room's snapshot in place of the one it has, unless that one is newer."""
-    from sqlalchemy.dialects import postgresql, sqlite
-
-    stmt: Any = (postgresql.insert(room_snapshots) if dialect == "postgresql"
-                 else sqlite.insert(room_snapshots))
-    return stmt.on_conflict_do_update(
-        index_elements=[room_snapshots.c.room_id],
-        set_={name: stmt.excluded[name] for name in ("seq", "format", "epoch", "data", "at")},
-        where=room_snapshots.c.seq < stmt.excluded.seq)
-
-
-async def _fenced_rooms(conn: Any, batch: list[_Queued]) -> set[str]:
-    """The rooms of ``batch`` whose entries carry an epoch older than the room's newest.
-
-    The update rewrites each checked row unchanged: on PostgreSQL that takes the row's lock, so
-    a new owner's :meth:`Store.fence` either waits for this transaction or, having committed
-    first, makes the condition false here (the row is re-read after the wait)."""
-    epochs: dict[str, int] = {}
-    for row, _, epoch, _ in batch:
-        if epoch is not None:
-            epochs[row["room_id"]] = epoch
-    if not epochs:
-        return set()
-    if conn.dialect.name == "postgresql":
-        # One statement whatever the batch holds (the rooms and epochs as two arrays): built,
-        # compiled and prepared once. An OR of one clause per room was a new statement for
-        # every commit, and compiling and preparing it cost more than the rows it guarded.
-        result = await conn.execute(_FENCE_PG, {"rooms": list(epochs),
-                                                "epochs": list(epochs.values())})
-        return set(epochs) - {r.room_id for r in result}
-    result = await conn.execute(
-        room_epochs.update()
-        .where(sa.or_(*(sa.and_(room_epochs.c.room_id == room, room_epochs.c.epoch == epoch)
-                        for room, epoch in epochs.items())))
-        .values(epoch=room_epochs.c.epoch)
-        .returning(room_epochs.c.room_id))
-    current = {r.room_id for r in result}
-    return set(epochs) - current
-
-
-_FENCE_PG: Final = sa.text(
-    "UPDATE room_epochs SET epoch = room_epochs.epoch"
-    " FROM unnest(CAST(:rooms AS varchar[]), CAST(:epochs AS bigint[])) AS v(room_id, epoch)"
-    " WHERE room_epochs.room_id = v.room_id AND room_epochs.epoch = v.epoch"
-    " RETURNING room_epochs.room_id")
-""":func:`_fenced_rooms` on PostgreSQL: each (room, epoch) pair's row rewritten unchanged where
-the epoch is still the room's newest; the rooms whose rows it returns are not fenced."""
 
 
 def _last_activity() -> Any:
