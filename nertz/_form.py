@@ -44,6 +44,7 @@ COMPILED: Final = (
     "nertz.sim.table",
     "nertz.bots.heuristic",
     "nertz.bots.idle",
+    "nertz.bots.races",
 )
 """The modules mypyc compiles: the engine, and the simulator's and bots' hot paths."""
 

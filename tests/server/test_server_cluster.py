@@ -11,6 +11,7 @@ from cluster_support import REDIS, drop_prefix, new_prefix
 from redis.asyncio import Redis
 
 from nertz.server.cluster import Leases, Node, Relay, RelayError
+from nertz.server.room.archive import MatchArchive
 from nertz.server.store import Fenced, Store, StoreError
 
 pytestmark = pytest.mark.anyio
@@ -91,6 +92,26 @@ async def test_store_refuses_appends_from_an_older_epoch(store_url: str) -> None
         assert await store.epoch("r1") == 2 and await store.epoch("nope") is None
         # Appends without an epoch (one process alone) are not fenced.
         await store.append("r1", 2, "joined", {"x": 4})
+    finally:
+        await store.close()
+
+
+async def test_a_fenced_owner_saves_no_replay_of_a_match_its_log_lacks(store_url: str) -> None:
+    """A former owner whose closing entries are refused (fenced) must not store the match's
+    replay: the log does not hold its end, and the new owner closes and saves it from the log
+    (seen in the chaos test as the new owner's save refused as a duplicate)."""
+    store = await Store.open(store_url)
+    try:
+        await store.create_room("r1", "R1", {"preset": "pagat"}, 2)
+        assert await store.fence("r1", 1) and await store.fence("r1", 2)
+        archive = MatchArchive(store, "r1")
+        refused = store.append_nowait("r1", 0, "close", {"t": 1}, epoch=1)
+        await archive.save_after([refused], "m1", {"format": "nertz-replay/1"}, 0)
+        assert await store.get_match("m1") is None
+        await store.load_log("r1")  # the new owner reads the log, then goes on from it
+        stored = store.append_nowait("r1", 0, "close", {"t": 1}, epoch=2)
+        await archive.save_after([stored], "m1", {"format": "nertz-replay/1"}, 0)
+        assert await store.get_match("m1") == {"format": "nertz-replay/1"}
     finally:
         await store.close()
 

@@ -184,6 +184,38 @@ async def play(games: list[Game], timeout: float) -> None:
                 await b.client.close()
 
 
+async def explain_stall(service: Service, game: Game) -> None:
+    """Print what a room that did not finish was doing: each bot's counts and view, the
+    owner, the processes' lines about the room and the tail of its log (a stall seen once
+    in CI is diagnosed from this output alone)."""
+    for bot in game.bots:
+        c, s = bot.client, bot.stats
+        print(c.name, c.phase, "closed", c.closed, "reconnects", c.reconnects, "pending",
+              c.pending, "v", c.version, f"sent {s.sent} acked {s.acked} races {s.races} "
+              f"stale {s.stale} unexpected {s.unexpected} rounds {s.rounds} "
+              f"matches {s.matches}", s.errors[-3:], list(c.errors)[-3:])
+        table = c.table or {}
+        for tv in table.get("tableaus", ()):
+            print("  seat", tv.get("seat"), "nertz", tv.get("nertz_count"), "top",
+                  tv.get("nertz_top"), "stock", tv.get("stock_count"), "waste",
+                  tv.get("waste_count"), tv.get("waste_top"), "work", tv.get("work"),
+                  "stuck", tv.get("stuck"))
+        print("  ended", table.get("ended"), "t", table.get("t"), "resets", c.mirror.resets,
+              "foundations", [f.get("cards") for f in table.get("foundations", ())])
+    print("owner", await service.owner(game.room))
+    for proc in service.procs:
+        print(proc.port, [line for line in proc.log.read_text().splitlines()
+                          if game.room in line][-10:])
+    store = await Store.open(service.db)
+    try:
+        entries = await store.load_log(game.room)
+    finally:
+        await store.close()
+    print(len(entries), "log entries;", Counter(e.kind for e in entries))
+    for e in entries[-25:]:
+        print("  ", e.seq, e.kind, json.dumps(e.data)[:200])
+
+
 async def check_log(db: str | Store, game: Game) -> list[dict[str, Any]]:
     """Every acknowledged move is in the log exactly once; the log has no gap. Returns the
     log's moves. (``db``: the database's URL, or a store open on it.)"""
@@ -357,15 +389,7 @@ async def test_chaos(service: Service, quick_bots: None) -> None:
                 await until(lambda host=host: host.phase == "match_over", 300,
                             f"room {game.room} to finish its match")
             except AssertionError:
-                for bot in game.bots:
-                    c = bot.client
-                    print(c.name, c.phase, "closed", c.closed, "reconnects", c.reconnects,
-                          "pending", c.pending, "v", c.version, bot.stats.matches,
-                          bot.stats.errors[-3:], list(c.errors)[-3:])
-                print("owner", await service.owner(game.room))
-                for proc in service.procs:
-                    print(proc.port, [line for line in proc.log.read_text().splitlines()
-                                      if game.room in line][-10:])
+                await explain_stall(service, game)
                 raise
         for game in games:
             for bot in game.bots:

@@ -38,7 +38,14 @@ class MatchArchive:
 
     async def _save(self, before: list[asyncio.Future[Any]], match_id: str,
                     replay: dict[str, Any], winner: int | None) -> None:
-        await asyncio.gather(*before, return_exceptions=True)
+        done = await asyncio.gather(*before, return_exceptions=True)
+        failed = next((r for r in done if isinstance(r, BaseException)), None)
+        if failed is not None:
+            # The log does not hold the match's end (this process was fenced off, or the store
+            # refused): whoever rebuilds the room from the log closes the match and saves it.
+            log.warning("table %s: match %s not saved: its last entries were not stored (%s)",
+                        self.room_id, match_id, failed)
+            return
         while True:
             try:
                 await self.store.save_match(match_id, self.room_id, replay, winner)
