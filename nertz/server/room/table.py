@@ -19,6 +19,7 @@ cards, so a table update is one broadcast for everyone; versions number the broa
 from __future__ import annotations
 
 import asyncio
+import copy
 import enum
 import hashlib
 import logging
@@ -180,6 +181,9 @@ class Table:
         """Each player's latest command's estimated send time (wall ms)."""
         self._step_sent: dict[int, tuple[int, float]] = {}
         """Each foundation's last step: (seat, estimated send time in wall ms)."""
+        self._rules_json: tuple[Rules, str | dict[str, Any], dict[str, Any]] | None = None
+        """The rules the lobby shows, with their spec and options: worked out once (finding
+        the shortest spec compares every preset), not at every lobby broadcast."""
 
     # ------------------------------------------------------------------ lobby facts
 
@@ -744,6 +748,10 @@ class Table:
 
     def room_info(self) -> dict[str, Any]:
         """The lobby as everyone sees it."""
+        known = self._rules_json
+        if known is None or known[0] is not self.rules:
+            known = self._rules_json = (self.rules, self.rules.to_spec(), self.rules.to_options())
+        _, spec, options = known
         match = None
         if self.match is not None:
             match = {
@@ -759,8 +767,8 @@ class Table:
         return {
             "id": self.id,
             "code": self.code,
-            "rules": self.rules.to_spec(),
-            "options": self.rules.to_options(),
+            "rules": copy.copy(spec),
+            "options": dict(options),
             "seats": self.seats,
             "seat_names": [self.lobby.seat_name(s) for s in range(self.seats)],
             "phase": self.phase,
