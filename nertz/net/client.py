@@ -526,8 +526,11 @@ class Client:
         elif kind == "update":
             if m.table is not None:
                 apply_update(m.table, msg)
-            if msg.get("move") == "RESET":
-                m.resets += 1
+            # A reset comes as the referee's RESET or inside the move that made every seat
+            # declared (the last seat's STUCK): count the event, whichever move carried it. A
+            # bot that missed the second kind judged itself idle across the reset and declared
+            # again at once, and two such seats reset each other forever.
+            m.resets += sum(1 for e in msg.get("events", ()) if e.get("kind") == "reset")
             m.last_update = msg
         elif kind == "round_over":
             m.result = msg["result"]

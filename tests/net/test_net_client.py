@@ -389,3 +389,27 @@ def test_the_client_keeps_its_identity_across_rooms(server: str, identity_file: 
         assert {p["profile"] for p in r3["players"]} != profiles
 
     run(go())
+
+
+def test_the_mirror_counts_a_reset_whichever_move_carried_it() -> None:
+    """A reset made by the last seat's own ``STUCK`` counts as one, as the referee's ``RESET``
+    does: a network bot's idle count starts again after either. (Before, only ``RESET`` was
+    counted, and in the chaos test two bots whose declarations reset the table declared again
+    at once, forever: 3,000 ``STUCK`` moves and no turn.)"""
+
+    async def main() -> list[int]:
+        client = Client("http://127.0.0.1:1", "room", "token", seat=0)
+        client.mirror.v = 1
+        client.mirror.table = {"tableaus": [], "foundations": []}
+        seen = []
+        for v, move, events in ((2, "STUCK", [{"kind": "stuck", "seat": 1, "pile": "S"}]),
+                                (3, "STUCK", [{"kind": "stuck", "seat": 0, "pile": "S"},
+                                              {"kind": "reset", "piles": ["S", "S"]}]),
+                                (4, "RESET", [{"kind": "reset", "piles": ["S", "S"]}])):
+            client._receive(json.dumps({
+                "type": "update", "v": v, "seat": 0, "move": move, "t": v, "events": events,
+                "tableaus": [], "foundations": [], "ended": None, "called_by": None}))
+            seen.append(client.mirror.resets)
+        return seen
+
+    assert run(main()) == [0, 1, 2]
