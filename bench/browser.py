@@ -31,6 +31,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "web"))  # the browser tests' player and Chromium flags
+sys.path.insert(1, str(ROOT / "tests"))  # what their conftest imports (tests/_support.py)
 
 from conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from web_player import Player, find_move  # noqa: E402
