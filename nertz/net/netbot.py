@@ -4,7 +4,8 @@ A :class:`NetworkBot` drives one :class:`~nertz.net.client.Client` with one bot 
 :mod:`nertz.bots` at a speed level of :mod:`nertz.bots.speed`, on the one bot loop of
 :mod:`nertz.bots.driver` (the loop the server runs for a bot it seats itself): its
 :class:`NetworkSeat` reads the seat's view from the client's mirror
-(:meth:`Observation.from_view <nertz.bots.Observation.from_view>`), sends each move and waits
+(what :meth:`Observation.from_view <nertz.bots.Observation.from_view>` gives, re-derived only
+where the view changed: :class:`~nertz.bots.rebuild.ViewRebuilder`), sends each move and waits
 for the answer, counting what came back. Every move crosses the network and may lose a race to a
 faster hand.
 
@@ -23,8 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from nertz.bots import Observation, find_bot, find_speed
+from nertz.bots import find_bot, find_speed
 from nertz.bots.driver import LIVE_LEVELS, BotDriver, Look, level_problem
+from nertz.bots.rebuild import ViewRebuilder
 from nertz.moves import Move
 from nertz.net.client import Client, ClientError, Message, MoveResult
 from nertz.rules import Rules
@@ -243,6 +245,9 @@ class NetworkSeat:
         self.owner = owner
         self.client = owner.client
         self._others_at_look = 0
+        # The mirror replaces the parts of the view an update carries and keeps the rest: the
+        # rebuilder re-derives only those (Observation.from_view would redo the whole table).
+        self._rebuilder = ViewRebuilder()
 
     def present(self) -> bool:
         """Whether the bot still plays (not stopped, matches left, connected)."""
@@ -261,7 +266,7 @@ class NetworkSeat:
                 or seat is None):
             return None
         rules = self.owner.rules()
-        obs = Observation.from_view(table, rules, t=int(table.get("t") or 0))
+        obs = self._rebuilder.observe(table, rules, t=int(table.get("t") or 0))
         # The view does not count resets; the greedy bot's idle logic starts afresh after one.
         obs.round.resets = client.mirror.resets
         me: Message = next((p for p in (client.room or {}).get("players", ())
