@@ -35,7 +35,7 @@ import logging
 import secrets
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Container, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
@@ -61,6 +61,10 @@ each join)."""
 
 BROADCASTS: Final = frozenset({"state", "caught_up", "room", "table", "update", "round_over"})
 """Messages that carry the room's version ``v``."""
+
+ROOM_MESSAGES: Final = frozenset({"state", "caught_up", "room", "table", "round_over", "kicked"})
+"""Messages that may change the room (its phase, players, host, match) or who we are in it:
+what a waiter that watches the room needs (:meth:`Client.wait_changed`'s ``kinds``)."""
 
 RTT_SAMPLES: Final = 64
 """Round trips kept (the most recent)."""
@@ -288,7 +292,8 @@ class Client:
         self._pings: dict[str, asyncio.Future[float]] = {}
         self._ids = itertools.count(1)
         self._prefix = secrets.token_hex(3)
-        self._changed = asyncio.Event()
+        self._waiters: list[tuple[asyncio.Future[bool], Container[str] | None]] = []
+        """Who waits for the next message (of these kinds; None: any) and its future."""
         self._synced = asyncio.Event()
         self._failure: BaseException | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -407,7 +412,7 @@ class Client:
             with contextlib.suppress(Exception):
                 await self._ws.close()
         self._fail_pending(ClientError("the client was closed"))
-        self._changed.set()
+        self._wake(None)
 
     async def __aenter__(self) -> Client:
         await self.connect()
@@ -459,7 +464,7 @@ class Client:
         if not self.closed:
             self.closed = True
         self._fail_pending(ClientError("connection closed" + (": kicked" if self.kicked else "")))
-        self._changed.set()
+        self._wake(None)
 
     def _fail_pending(self, exc: Exception) -> None:
         for p in self._pending.values():
@@ -562,8 +567,22 @@ class Client:
             self.kicked = True
         for listener in self.listeners:
             listener(msg)
-        self._changed.set()
-        self._changed = asyncio.Event()
+        if self._waiters:
+            self._wake(kind)
+
+    def _wake(self, kind: object) -> None:
+        """Answer the waiters for a message of ``kind`` (None: the connection's end, for
+        everyone); the others wait on."""
+        waiting: list[tuple[asyncio.Future[bool], Container[str] | None]] = []
+        for waiter in self._waiters:
+            future, kinds = waiter
+            if future.done():
+                continue  # timed out or cancelled
+            if kind is None or kinds is None or kind in kinds:
+                future.set_result(True)
+            else:
+                waiting.append(waiter)
+        self._waiters = waiting
 
     def _take_you(self) -> None:
         you = self.mirror.you
@@ -634,14 +653,28 @@ class Client:
         """Moves sent and not answered yet."""
         return len(self._pending)
 
-    async def wait_changed(self, timeout: float | None = None) -> bool:
-        """Wait for the next message (any); False on timeout."""
-        event = self._changed
+    async def wait_changed(self, timeout: float | None = None,
+                           kinds: Container[str] | None = None) -> bool:
+        """Wait for the next message (any, or one of ``kinds``: ``room``, ``update``...);
+        False on timeout. The end of the connection ends every wait."""
+        # A future answered by the reader, not an asyncio.Event under wait_for: hundreds of
+        # clients on one loop wait after every message, and wait_for made a task each time.
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[bool] = loop.create_future()
+        waiter = (future, kinds)
+        self._waiters.append(waiter)
+        if timeout is None:
+            return await future
+        timer = loop.call_later(timeout, _expire, future)
         try:
-            await asyncio.wait_for(event.wait(), timeout)
-        except TimeoutError:
-            return False
-        return True
+            return await future
+        finally:
+            timer.cancel()
+            if not future.done() or future.cancelled() or not future.result():
+                # Timed out or cancelled: no longer waiting (a message answered would have
+                # taken it off the list already).
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)
 
     async def wait_for(self, predicate: Callable[[Client], bool], timeout: float = 10.0) -> None:
         """Wait until ``predicate(self)`` holds (checked after every message); raises
@@ -714,8 +747,17 @@ class Client:
 
     async def play(self, move: str, hand: int | None = None,
                    timeout: float | None = 30.0) -> MoveResult:
-        """Send ``move`` and wait for its answer."""
-        return await asyncio.wait_for(await self.submit(move, hand), timeout)
+        """Send ``move`` and wait for its answer (TimeoutError after ``timeout`` seconds)."""
+        future = await self.submit(move, hand)
+        if timeout is None or future.done():
+            return await future
+        # A timer on the answer's own future rather than asyncio.wait_for, which wraps it in a
+        # waiter and callbacks of its own: this runs once per move of every bot.
+        timer = asyncio.get_running_loop().call_later(timeout, _time_out, future)
+        try:
+            return await future
+        finally:
+            timer.cancel()
 
     async def ping(self, timeout: float = 10.0) -> float:
         """One round trip to the server, in milliseconds (also kept in :attr:`rtts`)."""
@@ -787,6 +829,18 @@ class Client:
     async def bot_seat(self, seat: int, bot: str = "greedy", level: str = "skilled") -> None:
         """Host: hand a vacant seat to a bot, even mid-match."""
         await self.send({"type": "bot_seat", "seat": seat, "bot": bot, "level": level})
+
+
+def _expire(future: asyncio.Future[bool]) -> None:
+    """A wait's timeout: no message came."""
+    if not future.done():
+        future.set_result(False)
+
+
+def _time_out(future: asyncio.Future[MoveResult]) -> None:
+    """A move's timeout: no answer came (a later one is ignored, as before)."""
+    if not future.done():
+        future.set_exception(TimeoutError())
 
 
 # --------------------------------------------------------------------------- HTTP
@@ -862,6 +916,7 @@ def _why(exc: BaseException) -> str:
 
 
 __all__ = [
+    "ROOM_MESSAGES",
     "Client",
     "ClientError",
     "Identity",

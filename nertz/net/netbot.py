@@ -28,7 +28,7 @@ from nertz.bots import find_bot, find_speed
 from nertz.bots.driver import LIVE_LEVELS, BotDriver, Look, level_problem
 from nertz.bots.rebuild import ViewRebuilder
 from nertz.moves import Move
-from nertz.net.client import Client, ClientError, Message, MoveResult
+from nertz.net.client import ROOM_MESSAGES, Client, ClientError, Message, MoveResult
 from nertz.rules import Rules
 
 NETWORK_LEVELS: Final = LIVE_LEVELS
@@ -172,7 +172,10 @@ class NetworkBot:
         while not self.done():
             if self.host_duties and client.is_host:
                 await self._host_step(client.phase)
-            await client.wait_changed(1.0)
+            # Only a message about the room can change what a host does (the phase, the seats
+            # filled, who hosts): waking for every update and ack of a round cost every client,
+            # host or not, a wake-up per message.
+            await client.wait_changed(1.0, ROOM_MESSAGES)
 
     def count_answer(self, result: MoveResult, others_moved: bool) -> None:
         """Count one move's answer in :attr:`stats` (``others_moved``: another seat played
