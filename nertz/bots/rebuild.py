@@ -55,10 +55,25 @@ class _SeatPart:
     """What one tableau view gave: its visible cards parsed, and the determinized tableau
     (built for ``owned``, the seat's cards on the foundations at the time)."""
 
-    __slots__ = ("nertz_top", "owned", "tableau", "ups", "view", "visible", "waste_top")
+    __slots__ = ("down", "hidden", "nertz_top", "owned", "slices", "tableau", "ups", "view",
+                 "visible", "waste_top")
 
     def __init__(self, view: Mapping[str, Any]) -> None:
         self.view = view
+        # Where the hidden places take their cards from the seat's unseen ones, in
+        # determinize's order: the Nertz pile's, each work pile's face-down cards, the
+        # waste's, then the stock's (``hidden`` in all).
+        self.down: list[int] = [pile["down"] for pile in view["work"]]
+        i = max(0, view["nertz_count"] - 1)
+        slices = [(0, i)]
+        for d in self.down:
+            slices.append((i, i + d))
+            i += d
+        n = max(0, view["waste_count"] - 1)
+        slices.append((i, i + n))
+        slices.append((i + n, i + n + view["stock_count"]))
+        self.slices = slices
+        self.hidden = i + n + view["stock_count"]
         nertz_top, waste_top = view["nertz_top"], view["waste_top"]
         self.nertz_top = None if nertz_top is None else _card(nertz_top)
         self.waste_top = None if waste_top is None else _card(waste_top)
@@ -84,8 +99,8 @@ class ViewRebuilder:
     right too, only slower, as nothing of the last one is the same object.
     """
 
-    __slots__ = ("_base", "_found_pairs", "_found_views", "_full", "_owned", "_owned_base",
-                 "_rules", "_seats")
+    __slots__ = ("_base", "_dirty", "_found_pairs", "_found_views", "_full", "_owned", "_rules",
+                 "_seats")
 
     def __init__(self) -> None:
         self._rules: Rules | None = None
@@ -96,8 +111,9 @@ class ViewRebuilder:
         """The foundations of the last view laid out on a round with no tableaus."""
         self._seats: list[_SeatPart] = []
         self._owned: list[list[Card]] = []
-        """Per seat, its cards on the foundations of ``_owned_base``, bottom first."""
-        self._owned_base: Round | None = None
+        """Per seat, its cards on the foundations (a new list whenever they change)."""
+        self._dirty: set[int] | None = None
+        """Seats whose cards on the foundations changed since ``_owned`` (None: any)."""
 
     def observe(self, view: SeatView | Mapping[str, Any], rules: Rules, t: int = 0
                 ) -> Observation:
@@ -123,15 +139,23 @@ class ViewRebuilder:
             self._rules = rules
             self._full = deck(rules.jokers)
             self._found_views, self._found_pairs, self._base, self._seats = [], [], None, []
+            self._dirty = None
         base = self._foundations(data["foundations"])
-        owned = self._owned
-        if base is not self._owned_base or len(owned) != seats:
-            # The foundations changed: whose cards are on them, seat by seat.
+        owned, dirty = self._owned, self._dirty
+        if dirty is None or len(owned) != seats:
+            # Whose cards are on the foundations, seat by seat, from scratch.
             owned = [[] for _ in range(seats)]
             for pairs in self._found_pairs:
                 for card, owner in pairs:
                     owned[owner].append(card)
-            self._owned, self._owned_base = owned, base
+            self._owned = owned
+        else:
+            # Only the seats whose cards went onto a foundation: a new list for each, so the
+            # tableau kept for the old one is seen to be out of date.
+            for seat in dirty:
+                owned[seat] = [card for pairs in self._found_pairs for card, owner in pairs
+                               if owner == seat]
+        self._dirty = set()
         parts = self._seats
         del parts[seats:]
         tableaus = []
@@ -143,8 +167,8 @@ class ViewRebuilder:
                     parts[i] = part
                 else:
                     parts.append(part)
-            # The same list as last time, or one holding the same cards: nothing to redo.
-            if part.tableau is None or (part.owned is not owned[i] and part.owned != owned[i]):
+            # The same list as last time: the seat's foundation cards did not change.
+            if part.tableau is None or part.owned is not owned[i]:
                 part.owned = owned[i]
                 part.tableau = self._tableau(part, owned[i])
             # A copy: the bot may play on its round; the kept tableau must stay as the view.
@@ -158,21 +182,34 @@ class ViewRebuilder:
 
     def _foundations(self, fvs: Sequence[Mapping[str, Any]]) -> Round:
         """A round with no tableaus holding the foundations ``fvs`` show (the last one again if
-        every foundation is the same object as last time)."""
+        every foundation is the same object as last time); the seats whose cards on them
+        changed are added to ``_dirty`` (None: any may have)."""
         views, pairs = self._found_views, self._found_pairs
+        dirty = self._dirty
         same = len(fvs) == len(views)
+        if len(fvs) < len(views):
+            dirty = None  # a foundation gone: not a round going on, start afresh
         for i, fv in enumerate(fvs):
             if i < len(views) and views[i] is fv:
                 continue
             same = False
             parsed = [(_card(text), owner) for text, owner in zip(fv["cards"], fv["owners"],
                                                                  strict=True)]
+            old = pairs[i] if i < len(views) else []
+            if dirty is not None:
+                # A foundation only grows while a round goes on: the owners of its new cards
+                # are the seats whose foundation cards changed. Anything else: every seat.
+                if parsed[:len(old)] == old:
+                    dirty.update(owner for _, owner in parsed[len(old):])
+                else:
+                    dirty = None
             if i < len(views):
                 views[i], pairs[i] = fv, parsed
             else:
                 views.append(fv)
                 pairs.append(parsed)
         del views[len(fvs):], pairs[len(fvs):]
+        self._dirty = dirty
         if same and self._base is not None:
             return self._base
         assert self._rules is not None
@@ -185,31 +222,24 @@ class ViewRebuilder:
     def _tableau(self, part: _SeatPart, owned: list[Card]) -> Tableau:
         """One seat's tableau as determinize lays it out: its hidden places filled, in deck
         order, from the cards of its deck that neither its view nor ``owned`` shows."""
-        tv = part.view
         seen = part.visible.union(owned)
-        # determinize draws the hidden cards one by one from this list, in this order: the
-        # Nertz pile's, each work pile's face-down cards, the waste's, then the stock. Slices
-        # of it, taken in that order, are the same cards in the same places.
+        # determinize draws the hidden cards one by one from this list, in the order of
+        # part.slices: slices of it are the same cards in the same places.
         pool = list(filterfalse(seen.__contains__, self._full))
-        i = max(0, tv["nertz_count"] - 1)
-        nertz = pool[:i]
+        if part.hidden > len(pool):
+            raise _Inconsistent  # more hidden places than unseen cards: no view of a deal
+        slices = part.slices
+        a, b = slices[0]
+        nertz = pool[a:b]
         if part.nertz_top is not None:
             nertz.append(part.nertz_top)
-        work, down = [], []
-        for pile, up in zip(tv["work"], part.ups, strict=True):
-            d = pile["down"]
-            work.append(pool[i:i + d] + up)
-            i += d
-            down.append(d)
-        n = max(0, tv["waste_count"] - 1)
-        waste = pool[i:i + n]
-        i += n
+        work = [pool[a:b] + up for (a, b), up in zip(slices[1:-2], part.ups, strict=True)]
+        a, b = slices[-2]
+        waste = pool[a:b]
         if part.waste_top is not None:
             waste.append(part.waste_top)
-        stock = pool[i:i + tv["stock_count"]]
-        if i + tv["stock_count"] > len(pool):
-            raise _Inconsistent  # more hidden places than unseen cards: no view of a deal
-        return Tableau(nertz, work, down, stock, waste)
+        a, b = slices[-1]
+        return Tableau(nertz, work, part.down[:], pool[a:b], waste)
 
 
 __all__ = ["ViewRebuilder"]

@@ -92,6 +92,7 @@ class NetworkBot:
         self.stopped = False
         self._rules_key: str | None = None
         self._rules: Rules | None = None
+        self._rules_spec: object = None
         self.others_moves = 0
         """Updates of other seats' moves heard so far."""
         self._counted: set[tuple[Any, ...]] = set()
@@ -138,10 +139,15 @@ class NetworkBot:
         """The room's rules (parsed once per distinct ruleset)."""
         room = self.client.room
         spec = room["rules"] if room is not None else "pagat"
+        if spec is self._rules_spec and self._rules is not None:
+            # The same object as last time (the room was not broadcast again since): asked at
+            # every look, and dumping the spec to compare it cost more than the answer.
+            return self._rules
         key = json.dumps(spec, sort_keys=True)
         if key != self._rules_key or self._rules is None:
             self._rules = Rules.from_spec(spec)
             self._rules_key = key
+        self._rules_spec = spec
         return self._rules
 
     def stop(self) -> None:
