@@ -50,6 +50,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -72,19 +73,19 @@ SEATS = 4
 
 
 class StandInSocket:
-    """What :class:`Connection` writes to: a WebSocket that keeps nothing but a count."""
+    """What :class:`Connection` writes to: a WebSocket's ASGI ``send`` that keeps nothing but a
+    count."""
 
     def __init__(self) -> None:
         self.frames = 0
         self.bytes = 0
 
-    async def send_text(self, text: str) -> None:
-        """A text frame: encoded, as the WebSocket library does, then dropped."""
-        self.frames += 1
-        self.bytes += len(text.encode())
-
-    async def close(self, code: int = 1000, reason: str = "") -> None:
-        """Nothing to close."""
+    async def __call__(self, message: dict[str, Any]) -> None:
+        """A text frame: encoded, as the WebSocket library does, then dropped (a close:
+        nothing to close)."""
+        if message["type"] == "websocket.send":
+            self.frames += 1
+            self.bytes += len(message["text"].encode())
 
 
 @dataclass
@@ -120,7 +121,7 @@ async def open_room(store: Store, bus: LocalBus, index: int, seed: int) -> Room:
         player, _token = await live.join(f"P{index}.{k}", False)
         player.moves = TokenBucket(1e9, 1e9)
         ws = StandInSocket()
-        conn = Connection(ws)  # type: ignore[arg-type]
+        conn = Connection(ws)
         live.attach(conn, player, None)
         seats.append(Seat(player, conn, ws))
     return Room(live, seats)

@@ -16,7 +16,7 @@ import ipaddress
 import json
 import logging
 import os
-from typing import Any
+from typing import Any, Final
 
 import uvicorn
 
@@ -30,6 +30,13 @@ DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 
 WORKER_ENV = "NERTZ_WORKER_CONFIG"
 """How the supervisor hands each worker process its app's settings (JSON)."""
+
+WS_PROTOCOL: Final = "websockets-sansio"
+"""uvicorn's WebSocket implementation: the ``websockets`` library's sans-I/O protocol, driven
+straight from uvicorn's own asyncio protocol. uvicorn's default (``websockets``, the library's
+legacy asyncio layer) runs reader, keepalive and drain coroutines for every frame, and took
+about a fifth more server CPU per move under ``bench/server_load.py`` (docs/deploy.md, "CPU per
+move"); the same library parses and frames either way, with the same size cap and pings."""
 
 GC_THRESHOLD = 100_000
 """Allocations between two young-generation collections (Python's default is 700)."""
@@ -180,6 +187,7 @@ def server_config(app: Any, host: str, port: int,
         # the proxies named (uvicorn's default trusts any program on this machine).
         proxy_headers=bool(trusted_proxies),
         forwarded_allow_ips=list(trusted_proxies),
+        ws=WS_PROTOCOL,
         ws_max_size=4 * MAX_MESSAGE_BYTES,
         ws_ping_interval=20,
         ws_ping_timeout=20,

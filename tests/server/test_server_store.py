@@ -193,3 +193,35 @@ async def test_table_rebuilt_from_its_log(store: Store) -> None:
     assert rebuilt.host == table.host and rebuilt.seq == table.seq
     table.close()
     rebuilt.close()
+
+
+async def test_the_sqlite_writer_thread_answers_in_order_and_stops(tmp_path: Any) -> None:
+    """The SQLite log writer's own thread (a queue there, ``call_soon_threadsafe`` back) runs
+    calls one at a time in order, hands back results and exceptions, and is gone after
+    ``close``; a writer never used closes without starting one."""
+    import threading
+
+    from nertz.server.log_writer import SqliteLogWriter
+
+    SqliteLogWriter(str(tmp_path / "unused.db"), 1.0)  # never started: nothing to stop
+    await SqliteLogWriter(str(tmp_path / "unused.db"), 1.0).close()
+    writer = SqliteLogWriter(str(tmp_path / "w.db"), 1.0)
+    seen: list[int] = []
+
+    def note(n: int) -> int:
+        assert threading.current_thread().name == "nertz-log"
+        seen.append(n)
+        return n * 2
+
+    answers = await asyncio.gather(*(writer._call(lambda n=n: note(n)) for n in range(50)))
+    assert answers == [n * 2 for n in range(50)] and seen == list(range(50))
+
+    def fail() -> None:
+        raise ValueError("refused")
+
+    with pytest.raises(ValueError, match="refused"):
+        await writer._call(fail)
+    thread = writer._thread
+    assert thread is not None and thread.is_alive()
+    await writer.close()
+    assert not thread.is_alive()

@@ -38,6 +38,7 @@ from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import ClientDisconnect
+from starlette.routing import Match, WebSocketRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nertz import replay
@@ -208,6 +209,35 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+SocketEndpoint = Callable[[Scope, Receive, Send], Awaitable[None]]
+"""A plain ASGI WebSocket handler: the scope (with ``path_params``), receive, send."""
+
+
+class SocketRoute:
+    """ASGI middleware: WebSocket connections to ``path`` go straight to ``endpoint``, with the
+    server's own ``receive`` and ``send``; everything else goes on to the app.
+
+    A socket's frames pass through whatever lies between the server and its handler, each
+    frame: under the framework's routing that is its exception handlers' send hook and its
+    WebSocket object's state checks, a few coroutine calls a frame for nothing once the socket
+    is open (about four frames go out and one comes in per move). The path is matched by
+    Starlette's own route (the same parameters and conversions as ``@app.websocket``)."""
+
+    def __init__(self, app: ASGIApp, path: str, endpoint: SocketEndpoint) -> None:
+        self.app = app
+        self.endpoint = endpoint
+        self.route = WebSocketRoute(path, endpoint)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The socket's handler for a WebSocket to the path; the app for anything else."""
+        if scope["type"] == "websocket":
+            match, child = self.route.matches(scope)
+            if match is Match.FULL:
+                await self.endpoint({**scope, **child}, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 PAGE_CACHE: Final = "no-cache"
@@ -657,8 +687,12 @@ def create_app(
                 raise ApiError(400, str(exc)) from None
         return Response(out, media_type="application/json")
 
-    @app.websocket("/ws/{room_id}")
-    async def socket(ws: WebSocket, room_id: str) -> None:
+    async def socket(scope: Scope, receive: Receive, send: Send) -> None:
+        # The handshake goes through Starlette's WebSocket (headers, accept, refusals); once
+        # open, the socket's frames are read and written with the server's own ASGI callables
+        # (see SocketRoute).
+        ws = WebSocket(scope, receive, send)
+        room_id: str = scope["path_params"]["room_id"]
         if not origin_allowed(ws.headers.get("origin"), ws.headers.get("host"),
                               allowed_origins):
             await ws.close(code=1008, reason="origin not allowed")
@@ -675,11 +709,11 @@ def create_app(
                 return
             try:
                 await ws.accept()
-                conn = Connection(ws, address)
+                conn = Connection(send, address)
                 try:
-                    await _serve(ws.receive, conn, room_id)
+                    await _serve(receive, conn, room_id)
                 except OwnedElsewhere as exc:
-                    await _pipe(ws, conn, exc)
+                    await _pipe(receive, conn, exc)
                 finally:
                     await conn.finish()
             finally:
@@ -687,6 +721,8 @@ def create_app(
         finally:
             if sockets.release(address):
                 give_back_memory()
+
+    app.add_middleware(SocketRoute, path="/ws/{room_id}", endpoint=socket)
 
     async def _refuse(ws: WebSocket, message: str, status: int) -> None:
         """Refuse a socket at its handshake: an HTTP answer naming the cap where the server
@@ -697,19 +733,17 @@ def create_app(
         else:
             await ws.close(code=1013, reason=message[:120])
 
-    async def _pipe(ws: WebSocket, conn: Connection, exc: OwnedElsewhere) -> None:
+    async def _pipe(receive: Receive, conn: Connection, exc: OwnedElsewhere) -> None:
         """Another process owns the room: carry the socket's frames there and its answers
         back (:mod:`nertz.server.cluster.pipe`)."""
         pipes = state["node"].pipes
         socket_id = pipes.start(exc.room_id, exc.owner, conn, conn.address)
         try:
             while not conn.closed:
-                frame = await ws.receive()
+                frame = await receive()
                 if frame["type"] == "websocket.disconnect":
                     break
                 pipes.forward(socket_id, frame)
-        except WebSocketDisconnect:
-            pass
         finally:
             pipes.end(socket_id)
 
@@ -766,16 +800,19 @@ def create_app(
         allowance = TokenBucket(MESSAGES_PER_SECOND, MESSAGE_BURST)
         try:
             while not conn.closed:
-                try:
-                    frame = await asyncio.wait_for(
-                        receive(),
-                        timeout=None if said_hello else max(0.0, hello_by - loop.time()),
-                    )
-                except TimeoutError:
-                    conn.send(_error("no_hello", f"no hello within {HELLO_TIMEOUT:g} s of "
-                                                 "opening: say hello with your token first"))
-                    conn.close(1008, "no hello")
-                    break
+                if said_hello:
+                    # The frames of a move: read straight (a timeout's bookkeeping for none).
+                    frame = await receive()
+                else:
+                    try:
+                        frame = await asyncio.wait_for(receive(),
+                                                       max(0.0, hello_by - loop.time()))
+                    except TimeoutError:
+                        conn.send(_error("no_hello", f"no hello within {HELLO_TIMEOUT:g} s "
+                                                     "of opening: say hello with your token "
+                                                     "first"))
+                        conn.close(1008, "no hello")
+                        break
                 if frame["type"] == "websocket.disconnect":
                     break
                 # When the command reached this process: with the socket's round trip, what

@@ -4,6 +4,11 @@ A :class:`Connection` is a :class:`~nertz.server.edge.fanout.Sink`: sending neve
 table (messages queue, and under load several share one frame, a line each); a reader that
 falls too far behind is cut (it reconnects and catches up); a close waits for what is queued
 and its close frame to go.
+
+It writes through the server's own ASGI ``send`` (uvicorn's), not a framework's WebSocket
+object: every broadcast passes here once per socket, and each wrapper layer in between (state
+checks, exception handlers' send hooks) is a coroutine call per frame, paid for nothing once
+the socket is open.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import asyncio
 import contextlib
 from collections import deque
 
-from fastapi import WebSocket
+from starlette.types import Send
 
 MAX_QUEUE = 2000
 """Messages queued for one socket before it counts as dead (a client that stopped reading)."""
@@ -28,8 +33,9 @@ class Connection:
     """One WebSocket as a :class:`~nertz.server.edge.fanout.Sink`: a queue and a writer task, so a
     slow reader never holds up the table."""
 
-    def __init__(self, ws: WebSocket, address: str = "") -> None:
-        self.ws = ws
+    def __init__(self, send: Send, address: str = "") -> None:
+        self._send = send
+        """The socket's ASGI ``send``, after its ``websocket.accept``."""
         self.address = address
         """The client's address (the edge bars a kicked player's)."""
         # A plain deque and one waiter, not an asyncio.Queue: every broadcast passes here once
@@ -70,7 +76,8 @@ class Connection:
 
     async def _close_now(self) -> None:
         with contextlib.suppress(Exception):
-            await self.ws.close(code=1008, reason="too far behind: reconnect")
+            await self._send({"type": "websocket.close", "code": 1008,
+                              "reason": "too far behind: reconnect"})
 
     def close(self, code: int = 1000, reason: str = "") -> None:
         """Close once the queue has drained, with this close code and reason."""
@@ -93,6 +100,7 @@ class Connection:
 
     async def _write(self) -> None:
         queue = self.queue
+        send = self._send
         loop = asyncio.get_running_loop()
         try:
             while True:
@@ -104,7 +112,7 @@ class Connection:
                 if data is None:
                     break
                 if not queue:
-                    await self.ws.send_text(data.decode())
+                    await send({"type": "websocket.send", "text": data.decode()})
                     continue
                 # Under load several messages wait: one frame carries them all, a line each
                 # (JSON text never holds a raw newline), which costs far less than a frame each.
@@ -116,10 +124,11 @@ class Connection:
                         done = True
                         break
                     batch.append(item)
-                await self.ws.send_text(b"\n".join(batch).decode())
+                await send({"type": "websocket.send", "text": b"\n".join(batch).decode()})
                 if done:
                     break
         except Exception:  # the peer went away; the reader side notices and detaches
             self.closed = True
         with contextlib.suppress(Exception):
-            await self.ws.close(code=self.close_code, reason=self.close_reason)
+            await send({"type": "websocket.close", "code": self.close_code,
+                        "reason": self.close_reason})

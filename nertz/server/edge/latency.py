@@ -54,19 +54,22 @@ class RttEstimator:
             raise ValueError(f"need 1 <= min_samples <= window, not {min_samples}, {window}")
         self.samples: deque[float] = deque(maxlen=window)
         self.min_samples = min_samples
+        # Worked out at each sample, not at each read: every command a socket sends reads it
+        # (its stamp), and samples come only every few seconds.
+        self._estimate: float | None = None
 
     def add(self, rtt_ms: float) -> None:
         """One measured round trip, in ms (a negative one is a bug: refused)."""
         if rtt_ms < 0:
             raise ValueError(f"a round trip cannot be negative: {rtt_ms}")
         self.samples.append(rtt_ms)
+        if len(self.samples) >= self.min_samples:
+            self._estimate = float(statistics.median(self.samples))
 
     @property
     def estimate(self) -> float | None:
         """The median of the recent samples, or None while there are too few."""
-        if len(self.samples) < self.min_samples:
-            return None
-        return float(statistics.median(self.samples))
+        return self._estimate
 
 
 class Prober:

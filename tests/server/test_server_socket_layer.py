@@ -1,0 +1,127 @@
+"""The socket layer under the table: which WebSocket implementation uvicorn runs, the game's
+socket path straight on the server's ASGI callables, and a socket's writer (messages queued
+together share a frame, in order, before the close)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import pytest
+from server_support import live_server
+from starlette.types import Message, Receive, Scope, Send
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+import nertz.server.edge.connection as connection_module
+from nertz.server.edge.app import SocketRoute, create_app
+from nertz.server.edge.connection import Connection
+from nertz.server.serve import WS_PROTOCOL, server_config
+
+
+def test_uvicorn_runs_the_configured_websocket_protocol() -> None:
+    """``nertz serve`` (and every test server) upgrades sockets with the sans-I/O protocol of
+    the ``websockets`` library, not uvicorn's default legacy one."""
+    config = server_config(create_app("sqlite://"), "127.0.0.1", 0)
+    assert config.ws == WS_PROTOCOL == "websockets-sansio"
+    config.load()
+    assert config.ws_protocol_class is WebSocketsSansIOProtocol
+    # The limits it was given reach the protocol: the frame cap, pings, no compression.
+    assert config.ws_max_size == 4 * 4096
+    assert (config.ws_ping_interval, config.ws_ping_timeout) == (20, 20)
+    assert config.ws_per_message_deflate is False
+
+
+def test_a_served_socket_plays_and_refuses_what_is_too_large(tmp_path: Any) -> None:
+    """On a real uvicorn server with that protocol: hello and a room's state come back, and a
+    frame past the cap closes the socket with 1009 (message too big)."""
+    app = create_app(f"sqlite:///{tmp_path}/socket.db", start_bots=False)
+    with live_server(app) as base:
+        room = httpx.post(f"{base}/api/rooms", json={"rules": "pagat", "seats": 2,
+                                                      "name": "Ann"}).json()
+        url = base.replace("http", "ws") + f"/ws/{room['room']}"
+        with connect(url) as ws:
+            ws.send(json.dumps({"type": "hello", "token": room["token"]}))
+            first = json.loads(str(ws.recv(timeout=10)).split("\n")[0])
+            assert first["type"] == "state"
+        with connect(url, max_size=None) as ws:
+            ws.send("x" * (4 * 4096 + 1))
+            with pytest.raises(ConnectionClosed):
+                while True:
+                    ws.recv(timeout=10)
+            assert ws.protocol.close_rcvd is not None
+            assert ws.protocol.close_rcvd.code == 1009
+
+
+def test_the_socket_path_goes_straight_to_its_handler() -> None:
+    """A WebSocket to ``/ws/{room_id}`` reaches the handler with the server's own callables
+    and its path parameters; any other path, and HTTP to the same path, go on to the app."""
+    seen: list[tuple[str, Any]] = []
+
+    async def inner(scope: Scope, receive: Receive, send: Send) -> None:
+        seen.append(("app", scope["path"]))
+
+    async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+        seen.append(("socket", (scope["path_params"], receive, send)))
+
+    route = SocketRoute(inner, "/ws/{room_id}", endpoint)
+
+    async def receive() -> Message:
+        return {"type": "websocket.connect"}
+
+    async def send(message: Message) -> None:
+        pass
+
+    async def main() -> None:
+        await route({"type": "websocket", "path": "/ws/r1", "root_path": ""}, receive, send)
+        await route({"type": "websocket", "path": "/ws/r1/more", "root_path": ""}, receive,
+                    send)
+        await route({"type": "websocket", "path": "/elsewhere", "root_path": ""}, receive, send)
+        await route({"type": "http", "path": "/ws/r1", "root_path": "", "method": "GET"},
+                    receive, send)
+
+    asyncio.run(main())
+    assert seen[0] == ("socket", ({"room_id": "r1"}, receive, send))
+    assert seen[1:] == [("app", "/ws/r1/more"), ("app", "/elsewhere"), ("app", "/ws/r1")]
+
+
+class Recorder:
+    """An ASGI ``send`` that keeps what it was given (after yielding once, as a real socket's
+    write may)."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+
+    async def __call__(self, message: Message) -> None:
+        await asyncio.sleep(0)
+        self.messages.append(message)
+
+
+def test_messages_queued_together_share_frames_in_order_then_the_close() -> None:
+    """What is queued while the writer waits goes out as frames of at most
+    :data:`FRAME_BATCH` messages, a line each, every message once and in order, and the close
+    frame (with its code and reason) only after the last of them."""
+    batch = connection_module.FRAME_BATCH
+    count = 2 * batch + 7
+
+    async def main() -> list[Message]:
+        out = Recorder()
+        conn = Connection(out)
+        conn.send(b'{"n":0}')
+        await asyncio.sleep(0.01)  # the first alone: the writer was idle
+        for n in range(1, count):
+            conn.send(f'{{"n":{n}}}'.encode())
+        conn.close(4000, "done")
+        await conn.finish()
+        return out.messages
+
+    messages = asyncio.run(main())
+    assert messages[-1] == {"type": "websocket.close", "code": 4000, "reason": "done"}
+    frames = [m["text"] for m in messages[:-1]]
+    assert all(m["type"] == "websocket.send" for m in messages[:-1])
+    assert [len(f.split("\n")) for f in frames] == [1, batch, batch, count - 1 - 2 * batch]
+    lines = [json.loads(line)["n"] for f in frames for line in f.split("\n")]
+    assert lines == list(range(count))
