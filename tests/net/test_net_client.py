@@ -413,3 +413,48 @@ def test_the_mirror_counts_a_reset_whichever_move_carried_it() -> None:
         return seen
 
     assert run(main()) == [0, 1, 2]
+
+
+def test_waits_end_at_the_next_message_of_their_kinds_or_the_timeout() -> None:
+    """A wait ends at the next message (of the kinds asked for, if any), on its timeout, or
+    when the connection ends; waits that ended leave nothing behind."""
+
+    async def main() -> None:
+        client = Client("http://127.0.0.1:1", "room", "token", seat=0)
+        any_message = asyncio.ensure_future(client.wait_changed(5.0))
+        room_only = asyncio.ensure_future(client.wait_changed(5.0, {"room"}))
+        await asyncio.sleep(0)
+        client._receive(json.dumps({"type": "latency", "rtt": {}}))
+        await asyncio.sleep(0)
+        assert any_message.done() and any_message.result() is True
+        assert not room_only.done()  # a latency message says nothing about the room
+        client._receive(json.dumps({"type": "room", "room": {"phase": "lobby"}}))
+        assert await room_only is True
+        assert await client.wait_changed(0.01) is False  # no message: timed out
+        assert client._waiters == []
+        cancelled = asyncio.ensure_future(client.wait_changed(None, {"room"}))
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        last = asyncio.ensure_future(client.wait_changed(None, {"room"}))
+        await asyncio.sleep(0)
+        await client.close()  # the end of the connection ends every wait
+        assert await last is True
+        assert client._waiters == []
+
+    run(main())
+
+
+def test_a_move_unanswered_times_out_and_a_late_answer_is_ignored() -> None:
+    async def main() -> None:
+        client = Client("http://127.0.0.1:1", "room", "token", seat=0)
+        client._ws = None  # nothing is sent: the answer never comes
+        with pytest.raises(TimeoutError):
+            await client.play("N-F", timeout=0.01)
+        (action_id,) = client._pending
+        client._receive(json.dumps({"type": "ack", "id": action_id, "move": "N-F", "t": 1,
+                                    "v": 2}))
+        assert client.pending == 0
+
+    run(main())
