@@ -157,3 +157,13 @@ async def test_node_connect_names_an_unreachable_redis() -> None:
 
     with pytest.raises(ClusterError, match=r"Redis is not reachable at redis://127\.0\.0\.1:1/0"):
         await Node.connect("redis://127.0.0.1:1/0")
+
+
+def test_redis_replies_are_parsed_by_hiredis() -> None:
+    """The relay's messages and every Redis reply are parsed in C: ``hiredis`` is a
+    dependency (``redis[hiredis]``), and redis-py uses it whenever it is installed."""
+    import redis.utils
+    from redis.asyncio.connection import DefaultParser
+
+    assert redis.utils.HIREDIS_AVAILABLE
+    assert "Hiredis" in DefaultParser.__name__
