@@ -20,7 +20,9 @@ errors (any ``error`` message, ``too_fast`` included), rejections that no other 
 explains (lost races and moves made stale by another seat's play are normal traffic, reported
 as ``races`` and ``stale``), dropped connections and moves never answered. Extra fields say
 where the time went: the server's CPU share, this process's CPU share and event-loop lag (if the
-bench itself is saturated, its lag shows up in the round trips), and the ping round trips.
+bench itself is saturated, its lag shows up in the round trips), the ping round trips, and the
+machine's load average as the window opened and closed (on a shared machine, report it beside
+every figure).
 
     python bench/server_load.py --rooms 200 --seconds 60
     python bench/server_load.py --rooms 100 --rooms-n 160 --workers 2 --seconds 30
@@ -451,6 +453,9 @@ async def phase(setup: Setup, workers: int, rooms: int) -> dict[str, Any]:
         # as this is small.
         "others_cpu": round(max(0.0, others_cpu) / wall, 2),
         "cores": os.cpu_count(),
+        # The machine's 1-minute load average as the window opened and closed: a shared
+        # machine's figures are only worth as much as this is low.
+        "load_average": parts[0].get("load_average", []),
         "bench_loop_lag_ms": {"p50": round(percentile(lags, 0.5), 2),
                               "p99": round(percentile(lags, 0.99), 2)},
         "ping_ms": {"p50": round(percentile(pings, 0.5), 2),
@@ -477,7 +482,7 @@ async def _in_process(setup: Setup, base: str, proc: subprocess.Popen[bytes],
         if setup.profile:
             spy.append(start_profile(profile_path, proc.pid, setup.seconds))
         marks.update(cpu=tree_cpu(proc.pid), wall=time.monotonic(), machine=machine_cpu(),
-                     bench=time.process_time())
+                     bench=time.process_time(), load=os.getloadavg()[0])
 
     async def go() -> None:
         return None
@@ -491,6 +496,7 @@ async def _in_process(setup: Setup, base: str, proc: subprocess.Popen[bytes],
     server_cpu = tree_cpu(proc.pid) - marks["cpu"]
     others = machine_cpu() - marks["machine"] - server_cpu - (time.process_time()
                                                               - marks["bench"])
+    part["load_average"] = [round(marks["load"], 2), round(os.getloadavg()[0], 2)]
     return [part], wall, server_cpu, others
 
 
@@ -524,8 +530,10 @@ async def _in_processes(setup: Setup, base: str, proc: subprocess.Popen[bytes],
         await asyncio.to_thread(ready.acquire)
     setup.say(f"measuring for {setup.seconds:g} s")
     server_cpu0, wall0, machine0 = tree_cpu(proc.pid), time.monotonic(), machine_cpu()
+    load0 = os.getloadavg()[0]
     go.set()
     parts = [await asyncio.to_thread(out.get) for _ in workers]
+    parts[0]["load_average"] = [round(load0, 2), round(os.getloadavg()[0], 2)]
     wall = max(time.monotonic() - wall0, setup.seconds)
     server_cpu = tree_cpu(proc.pid) - server_cpu0
     others = machine_cpu() - machine0 - server_cpu - sum(p["cpu"] for p in parts)
@@ -556,7 +564,9 @@ ROWS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
     ("server RSS MB", lambda r: f"{r['server_rss_mb']:.0f}"),
     ("bench CPU ms/move", lambda r: f"{r['bench_cpu_ms_per_move']:.3f}"),
     ("bench cores", lambda r: f"{r['bench_cpu']:.2f}"),
+    ("bench loop lag p50 ms", lambda r: f"{r['bench_loop_lag_ms']['p50']:.0f}"),
     ("other load, cores", lambda r: f"{r['others_cpu']:.2f}"),
+    ("load average", lambda r: " to ".join(f"{x:.1f}" for x in r["load_average"])),
 ]
 
 

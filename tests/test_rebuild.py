@@ -188,3 +188,25 @@ def test_views_the_server_does_not_make_still_rebuild_as_determinize() -> None:
         determinize(table, rules)
     with pytest.raises(type(theirs.value)):
         ViewRebuilder().round(table, rules)
+
+
+def test_a_view_that_fails_half_way_leaves_nothing_trusted_behind() -> None:
+    rules = preset("pagat")
+    rnd = Match(rules, 3, seed=2).deal()
+    for seat in (0, 1, 2, 0, 1, 2):
+        move = GreedyBot().decide(Observation.from_round(rnd, seat))
+        if move is not None:
+            rnd.play(seat, move)
+    table = wire(view(rnd, 1).to_json())
+    rebuilder = ViewRebuilder()
+    rebuilder.round(table, rules)
+    # A foundation whose owners do not match its cards: determinize refuses it, and so does
+    # the rebuilder, after taking in the foundations before it.
+    broken = dict(table, foundations=[*table["foundations"],
+                                      {"number": 99, "cards": ["AS", "2S"], "owners": [0],
+                                       "finished": False}])
+    with pytest.raises(ValueError):
+        determinize(broken, rules)
+    with pytest.raises(ValueError):
+        rebuilder.round(broken, rules)
+    assert state(rebuilder.round(table, rules)) == state(determinize(table, rules))

@@ -6,7 +6,9 @@ seat's unseen cards from the whole deck, and lays every foundation out again car
 network bot decides about once per move of its room, and between two of its looks only the
 tableaus and foundations that moved are new: the rest of the view is the same as last time.
 Over loopback that re-derivation was a third of the load generator's CPU per move
-(``bench/server_load.py``, docs/deploy.md).
+(``bench/server_load.py``, docs/deploy.md); this takes about a third off each look
+(``bench/view_rebuild.py``), not more, because between two looks of a seat the other seats have
+moved too: most tableaus and often a foundation are new.
 
 A :class:`ViewRebuilder` keeps what it derived from each part of the last view it saw and
 derives again only what changed. Its answer is always equal to
@@ -128,6 +130,11 @@ class ViewRebuilder:
         except _Inconsistent:
             self._rules = None  # start afresh next time
             return determinize(data, rules)
+        except BaseException:
+            # A view that failed half-way may have left some parts taken in and others not:
+            # start afresh next time rather than trust them.
+            self._rules = None
+            raise
 
     def _round(self, data: Mapping[str, Any], rules: Rules) -> Round:
         tvs: Sequence[Mapping[str, Any]] = data["tableaus"]
