@@ -458,3 +458,42 @@ def test_a_move_unanswered_times_out_and_a_late_answer_is_ignored() -> None:
         assert client.pending == 0
 
     run(main())
+
+
+def test_whole_text_frames_skip_the_librarys_queue_and_order_holds_after_a_piece() -> None:
+    """Whole text frames go straight to the client as they are parsed; once a frame comes in
+    pieces (never from nertz serve), it and every frame after it take the library's queue, so
+    messages keep their order."""
+    from websockets.client import ClientProtocol
+    from websockets.frames import Frame, Opcode
+    from websockets.uri import parse_uri
+
+    from nertz.net.client import _Connection
+
+    class Transport(asyncio.Transport):
+        def pause_reading(self) -> None:
+            pass
+
+        def resume_reading(self) -> None:
+            pass
+
+        def set_write_buffer_limits(self, high: int | None = None, low: int | None = None
+                                    ) -> None:
+            pass
+
+    async def main() -> tuple[list[bytes], list[str]]:
+        conn = _Connection(ClientProtocol(parse_uri("ws://127.0.0.1:1/ws/room")))
+        conn.connection_made(Transport())
+        conn.response = object()  # type: ignore[assignment]  # the handshake is done
+        direct: list[bytes] = []
+        conn.on_text = direct.append
+        conn.process_event(Frame(Opcode.TEXT, b'{"type": "a"}'))
+        conn.process_event(Frame(Opcode.TEXT, b'{"type": "b1', fin=False))
+        conn.process_event(Frame(Opcode.CONT, b'"}'))
+        conn.process_event(Frame(Opcode.TEXT, b'{"type": "c"}'))
+        queued = [await conn.recv(), await conn.recv()]
+        return direct, [str(m) for m in queued]
+
+    direct, queued = run(main())
+    assert direct == [b'{"type": "a"}']
+    assert queued == ['{"type": "b1"}', '{"type": "c"}']
