@@ -206,11 +206,11 @@ def test_expert_keeps_its_rollout_budget() -> None:
 
 
 def test_expert_keeps_its_search_budget() -> None:
-    """The search (the default) branches a fixed count of lines a decision at most, and makes
-    no rollout."""
+    """The search (``width=3``, an option) branches a fixed count of lines a decision at most,
+    and makes no rollout."""
     rules = preset("pagat")
     rnd = Match(rules, 3, seed=11).deal()
-    expert = _Counting(width=ExpertBot().width)
+    expert = _Counting(width=3)
     bots: list[Bot] = [expert, GreedyBot(), GreedyBot()]
     for s, b in enumerate(bots):
         b.start(s, rules, 11)

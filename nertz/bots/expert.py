@@ -14,25 +14,24 @@ Each decision goes in these steps:
    bring up a card that takes the Nertz top or fits a foundation; and always the ``greedy``
    bot's own pick (:func:`~nertz.bots.heuristic.strong_move`), weighed first so that a tie
    goes to it (its list knows which waste cards help a later pass, which a short rollout
-   cannot see; a screen on ``--seed 100`` gave about one point). Each is tried in 8 sampled
-   worlds (:func:`~nertz.bots.base.sample_world`: the hidden cards, which the seat does not
-   know, dealt at random), and in each world the seat's own line after it is **searched**
-   (:class:`~nertz.bots.lines.LineSearch`): a beam of 3 lines over 12 card moves' time, its
-   own choices branching (which pile takes the Nertz top, a work-pile card to a foundation, a
-   productive run move, the waste top onto a pile, turning on), the candidate worth the best
-   line found. Rollouts (the look-ahead before) judged each move by one fixed continuation,
-   the engine's simple greedy playout (:func:`nertz.playout.greedy_move`), which spends the
-   rest of the look-ahead as a weak player would; the search measured about two points better
-   against both ``greedy`` and ``pounce`` (``docs/bots.md``). ``width=0`` gives the rollouts
-   back.
-   Time is counted as the table charges it: a stock turn takes 0.4 of a card move
-   (:data:`TURN_TIME`, the speed levels' share), so a line reaches a card the stock brings up
-   a pass later, and the discount runs on time, not on moves. A line earns a discounted
-   reward for every card out of the Nertz pile, every card to a foundation and every
-   face-down card turned up, and a bonus for emptying the pile. All candidates share the same
-   worlds (common random numbers), so the comparison is fair and the noise small.
+   cannot see; a screen on ``--seed 100`` gave about one point). Each is tried in up to 16
+   sampled worlds (:func:`~nertz.bots.base.sample_world`: the hidden cards, which the seat does
+   not know, dealt at random) and rolled out for 12 card moves' time with the engine's simple
+   greedy playout (:func:`nertz.playout.greedy_move`; the greedy bot's own list measured no
+   better there and costs more). Time is counted as the table charges it: a stock turn takes
+   0.4 of a card move (:data:`TURN_TIME`, the speed levels' share), so a rollout reaches a card
+   the stock brings up a pass later, and the discount runs on time, not on moves. A rollout
+   earns a discounted reward for every card out of the Nertz pile, every card to a foundation
+   and every face-down card turned up, and a bonus for emptying the pile. All candidates share
+   the same worlds (common random numbers), so the comparison is fair and the noise small.
 
-   The other seats are not frozen in a line: for each card move's time the seat spends,
+   ``width=3`` (with ``samples=8``) searches the seat's own line instead of rolling it out
+   (:class:`~nertz.bots.lines.LineSearch`: a beam over its own choices in each world, the
+   candidate worth the best line found). It screened about two points better on 1,500 rounds
+   and measured the same as the rollouts on 6,000 fresh ones (``docs/bots.md``), at about twice
+   the mean decision time, so it is an option, not the default.
+
+   The other seats are not frozen in a rollout: for each card move's time the seat spends,
    every other seat plays a top card (Nertz, waste or work pile: what greedy would play first)
    that fits a foundation. At a table the foundations grow with everyone's cards, so a card
    kept back may soon fit, or lose its place to another seat's copy; frozen seats hid both.
@@ -49,11 +48,11 @@ visible points, else it plays its foundation cards first (the round is won on po
 none to play, turns its stock for more for one pass before it calls anyway
 (:func:`~nertz.bots.heuristic.play_on`, shared with ``greedy``).
 
-The budget is a fixed count, not a timer, so decisions stay reproducible: the search branches
-at most 600 lines a decision (one copy of the round each; besides, one line goes on from each
-candidate in each world), the rollouts (``width=0``) run 96 at most; it keeps every decision
-under 20 ms (``bench/decisions.py``; ``docs/bots.md`` has the figures, and its strength against
-``greedy`` and ``pounce``). Against the earlier greedy
+The budget is a fixed count, not a timer, so decisions stay reproducible: 96 rollouts at most
+(with ``width`` set, the search branches at most ``lines`` lines a decision, one copy of the
+round each, besides the one line that goes on from each candidate in each world); it keeps
+every decision under 20 ms (``bench/decisions.py``; ``docs/bots.md`` has the figures, and its
+strength against ``greedy`` and ``pounce``). Against the earlier greedy
 bot (``nertz.playout.greedy_move``), over 9,000 three-seat pagat rounds, it took 42.4% of the
 wins, from 39.9% before the other seats played in its rollouts, the stock memory, the larger
 bonus for emptying the pile and the play-on.
@@ -110,19 +109,19 @@ noise."""
 
 
 class ExpertBot(Bot):
-    """Contested plays first, then a search of its own line in sampled worlds; see the module
-    docstring."""
+    """Contested plays first, then determinized rollouts (or a search of its own line, with
+    ``width``); see the module docstring."""
 
     name = "expert"
 
     def __init__(
         self,
-        samples: int = 8,
+        samples: int = 16,
         horizon: float = 12.0,
         budget: int = 96,
         max_candidates: int = 10,
         turn_time: float = TURN_TIME,
-        width: int = 3,
+        width: int = 0,
         lines: int = 600,
     ) -> None:
         super().__init__()
