@@ -45,6 +45,7 @@ COMPILED: Final = (
     "nertz.bots.heuristic",
     "nertz.bots.idle",
     "nertz.bots.races",
+    "nertz.bots.lines",
 )
 """The modules mypyc compiles: the engine, and the simulator's and bots' hot paths."""
 

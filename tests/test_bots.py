@@ -23,6 +23,7 @@ from nertz.bots import (
     find_speed,
     sample_world,
 )
+from nertz.bots.lines import LineSearch
 from nertz.bots.memory import StockMemory
 from nertz.bots.races import urgent_play
 from nertz.cards import Card
@@ -172,15 +173,18 @@ def test_a_bot_declares_stuck_after_a_whole_idle_pass(make: type[Bot]) -> None:
 
 
 class _Counting(ExpertBot):
-    """An expert that counts the rollouts and rollout moves of each decision."""
+    """An expert that counts the rollouts (``width=0``) or the searched lines of each decision."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, width: int = 0) -> None:
+        super().__init__(width=width)
         self.rollouts: list[int] = []
+        self.branched: list[int] = []
 
     def decide(self, obs: Observation) -> Move | None:
         self.rollouts.append(0)
-        return super().decide(obs)
+        move = super().decide(obs)
+        self.branched.append(self.searched)
+        return move
 
     def _rollout(self, world: Round, seat: int, first: Move, rng: random.Random) -> float:
         self.rollouts[-1] += 1
@@ -199,6 +203,22 @@ def test_expert_keeps_its_rollout_budget() -> None:
     counts = bots[0].rollouts  # type: ignore[attr-defined]
     assert max(counts) <= ExpertBot().budget
     assert sum(counts) > 0
+
+
+def test_expert_keeps_its_search_budget() -> None:
+    """The search (``width=3``, an option) branches a fixed count of lines a decision at most,
+    and makes no rollout."""
+    rules = preset("pagat")
+    rnd = Match(rules, 3, seed=11).deal()
+    expert = _Counting(width=3)
+    bots: list[Bot] = [expert, GreedyBot(), GreedyBot()]
+    for s, b in enumerate(bots):
+        b.start(s, rules, 11)
+    play_table(rnd, bots, [SPEEDS["instant"]] * 3, random.Random(11))
+    assert expert.width > 0
+    assert max(expert.branched) <= expert.lines
+    assert sum(expert.branched) > 0
+    assert sum(expert.rollouts) == 0
 
 
 def test_registry_and_speeds() -> None:
@@ -408,3 +428,21 @@ def test_greedy_makes_a_contested_foundation_play_first() -> None:
             b.start(s, rules, seed)
         play_table(rnd, bots, [SPEEDS["instant"]] * 3, random.Random(seed))
     assert watched.contested > 5
+
+
+def test_expert_search_lets_the_other_seats_play_to_the_foundations() -> None:
+    """In the line search as in the rollouts, the other seats play what fits the foundations."""
+    rules = preset("pagat")
+    for seed in range(40):
+        rnd = Match(rules, 3, seed=seed).deal()
+        tops = [rnd.tableaus[1].nertz[-1]] + [p[-1] for p in rnd.tableaus[1].work]
+        if any(c.rank == 1 for c in tops):
+            break
+    else:
+        pytest.fail("no deal with an Ace on seat 1's tops")
+    world = rnd.copy()
+    search = LineSearch(0, horizon=12.0, turn_time=0.4, width=3)
+    value = search.value(world, TURN, budget=50)
+    assert value >= 0.0
+    assert search.lines <= 50
+    assert any(1 in f.owners for f in world.foundations)  # seat 1 started a foundation
