@@ -66,9 +66,9 @@ import random
 from typing import Final
 
 from nertz.bots.base import Bot, Observation, sample_world
-from nertz.bots.heuristic import NAMES, NOWHERE, foundation_move, play_on, strong_move
+from nertz.bots.heuristic import NOWHERE, play_on, strong_move
 from nertz.bots.idle import IdleSense
-from nertz.bots.lines import LineSearch
+from nertz.bots.lines import LineSearch, first_foundation_play
 from nertz.bots.memory import StockMemory
 from nertz.bots.races import urgent_play
 from nertz.engine import Round
@@ -367,7 +367,7 @@ class ExpertBot(Bot):
                 # foundation grows: nothing new to look at otherwise.
                 changed = False
                 for s in others:
-                    play = _foundation_play(world, s)
+                    play = first_foundation_play(world, s)
                     if play is not None:
                         world.play(s, play)
                         changed = True
@@ -380,21 +380,3 @@ class ExpertBot(Bot):
                 move = TURN
         return value
 
-
-def _foundation_play(rnd: Round, seat: int) -> Move | None:
-    """The seat's first foundation play in greedy's order (Nertz top, waste top, work tops)."""
-    tab = rnd.tableaus[seat]
-    if tab.nertz:
-        move = foundation_move(rnd, "N", tab.nertz[-1])
-        if move is not None:
-            return move
-    if tab.waste:
-        move = foundation_move(rnd, "W", tab.waste[-1])
-        if move is not None:
-            return move
-    for k, (pile, d) in enumerate(zip(tab.work, tab.down, strict=True)):
-        if len(pile) > d:
-            move = foundation_move(rnd, NAMES[k], pile[-1])
-            if move is not None:
-                return move
-    return None

@@ -290,7 +290,7 @@ class LineSearch:
             for s in range(w.seats):
                 if s == seat:
                     continue
-                play = _foundation_play(w, s)
+                play = first_foundation_play(w, s)
                 if play is not None:
                     w.play(s, play)
                     line.changed = True
@@ -304,7 +304,7 @@ def _value(line: Line) -> float:
     return line.value
 
 
-def _foundation_play(rnd: Round, seat: int) -> Move | None:
+def first_foundation_play(rnd: Round, seat: int) -> Move | None:
     """The seat's first foundation play in greedy's order (Nertz top, waste top, work tops)."""
     tab = rnd.tableaus[seat]
     if tab.nertz:
