@@ -175,6 +175,92 @@ async def wait_healthy(base: str, proc: subprocess.Popen[bytes], timeout: float 
     raise SystemExit("nertz serve did not start")
 
 
+class CpuBudget:
+    """Each server process held to a share of one core by a cgroup of its own (the CPU
+    controller's quota, over a 10 ms period so that a throttled worker stalls briefly).
+
+    On a 2-core machine the load generator, PostgreSQL and Redis share the cores with the
+    server: a second worker then takes CPU from the clients driving it, and cannot show what
+    it would carry on a core of its own. Budgeted, every worker gets the same small share, the
+    machine keeps room for the rest, and one worker against N shows what N workers' CPU buys
+    (``--server-cores``). Needs root and the cgroup CPU controller (v2, or v1's ``cpu``)."""
+
+    PERIOD_US = 10_000
+
+    def __init__(self, cores: float) -> None:
+        if not 0 < cores <= (os.cpu_count() or 1):
+            raise SystemExit(f"server_load: --server-cores must be above 0 and at most the "
+                             f"machine's {os.cpu_count()} cores, not {cores:g}")
+        self.cores = cores
+        self.groups: list[Path] = []
+        self.root, self.v2 = self._find_root()
+
+    @staticmethod
+    def _find_root() -> tuple[Path, bool]:
+        unified = Path("/sys/fs/cgroup")
+        controllers = unified / "cgroup.controllers"
+        if controllers.exists() and "cpu" in controllers.read_text().split():
+            return unified, True
+        legacy = Path("/sys/fs/cgroup/cpu")
+        if (legacy / "cpu.cfs_quota_us").exists():
+            return legacy, False
+        raise SystemExit("server_load: --server-cores needs the cgroup CPU controller "
+                         "(/sys/fs/cgroup with cpu, or /sys/fs/cgroup/cpu)")
+
+    def hold(self, pid: int) -> None:
+        """Put ``pid`` (with its threads) into a new group held to the budget."""
+        group = self.root / f"nertz-load-{os.getpid()}-{len(self.groups)}"
+        try:
+            group.mkdir()
+            quota = max(1000, int(self.cores * self.PERIOD_US))
+            if self.v2:
+                (group / "cpu.max").write_text(f"{quota} {self.PERIOD_US}")
+            else:
+                (group / "cpu.cfs_period_us").write_text(str(self.PERIOD_US))
+                (group / "cpu.cfs_quota_us").write_text(str(quota))
+            self.groups.append(group)
+            (group / "cgroup.procs").write_text(str(pid))
+        except OSError as exc:
+            raise SystemExit(f"server_load: --server-cores could not set up {group}: {exc} "
+                             "(it needs root)") from exc
+
+    async def hold_workers(self, pid: int, workers: int, timeout: float = 60.0) -> None:
+        """Hold each serving process of the server at ``pid`` to the budget, once all
+        ``workers`` are up: the one process, or each worker that uvicorn's supervisor spawned
+        (the supervisor and its resource tracker only watch, and stay outside)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            serving = [pid] if workers == 1 else [p for p in process_tree(pid)
+                                                   if _spawned_worker(p)]
+            if len(serving) == workers:
+                break
+            if time.monotonic() > deadline:
+                raise SystemExit(f"server_load: found {len(serving)} of {workers} workers")
+            await asyncio.sleep(0.1)
+        for p in serving:
+            self.hold(p)
+
+    def release(self) -> None:
+        """Remove the groups (their processes have exited, or go back to the root group)."""
+        for group in self.groups:
+            with contextlib.suppress(OSError):
+                for pid in (group / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(OSError):
+                        (self.root / "cgroup.procs").write_text(pid)
+            with contextlib.suppress(OSError):
+                group.rmdir()
+        self.groups.clear()
+
+
+def _spawned_worker(pid: int) -> bool:
+    """Whether ``pid`` is a worker uvicorn's supervisor spawned (multiprocessing's spawn)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"spawn_main" in f.read()
+    except OSError:
+        return False
+
+
 def rss_mb(pid: int) -> float:
     """A process's resident memory in MB, from /proc."""
     with open(f"/proc/{pid}/status") as f:
@@ -397,6 +483,8 @@ class Setup:
     """Whether two servers run (1 and N workers) in this run."""
     prefixes: bool = False
     """Whether ``nertz serve`` takes ``--redis-prefix`` (each run keeps its own keys)."""
+    server_cores: float | None = None
+    """Each server process held to this share of a core (:class:`CpuBudget`), or free."""
 
     def say(self, text: str) -> None:
         """A progress line on stderr (unless only the JSON is wanted)."""
@@ -410,8 +498,20 @@ async def phase(setup: Setup, workers: int, rooms: int) -> dict[str, Any]:
     base = f"http://127.0.0.1:{port}"
     redis = setup.redis
     prefix = f"nertz-load-{os.getpid()}-{workers}:" if redis and setup.prefixes else None
-    with server_process(port, setup.quiet_server, setup.db, workers, redis, prefix) as proc:
+    budget = CpuBudget(setup.server_cores) if setup.server_cores is not None else None
+    with contextlib.ExitStack() as stack:
+        if budget is not None:
+            # Left last: the groups are removed once the server's processes have exited.
+            stack.callback(budget.release)
+        proc = stack.enter_context(server_process(port, setup.quiet_server, setup.db, workers,
+                                                  redis, prefix))
         await wait_healthy(base, proc)
+        held = 0
+        if budget is not None:
+            await budget.hold_workers(proc.pid, workers)
+            held = len(budget.groups)
+            setup.say(f"each of the {workers} server process(es) held to "
+                      f"{budget.cores:g} of a core")
         setup.say(f"{workers} worker(s), server pid {proc.pid} on {base}; opening {rooms} rooms")
         if setup.procs <= 1:
             parts, wall, server_cpu, others_cpu = await _in_process(setup, base, proc, rooms,
@@ -462,6 +562,8 @@ async def phase(setup: Setup, workers: int, rooms: int) -> dict[str, Any]:
                     "p99": round(percentile(pings, 0.99), 2)},
         "level": setup.level,
         "bot": setup.bot,
+        "server_cores_each": setup.server_cores,
+        "server_processes_held": held,
     }
     problems = [x for p in parts for x in p["problems"]]
     if problems:
@@ -567,6 +669,7 @@ ROWS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
     ("bench loop lag p50 ms", lambda r: f"{r['bench_loop_lag_ms']['p50']:.0f}"),
     ("other load, cores", lambda r: f"{r['others_cpu']:.2f}"),
     ("load average", lambda r: " to ".join(f"{x:.1f}" for x in r["load_average"])),
+    ("CPU budget, cores each", lambda r: f"{r['server_cores_each'] or 'none'}"),
 ]
 
 
@@ -647,11 +750,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="record the server's CPU stacks over the window into FILE "
                              "(py-spy's raw format; FILE.1w and FILE.Nw with --workers; one "
                              "process of clients only)")
+    parser.add_argument("--server-cores", type=float, default=None, metavar="C",
+                        help="hold each server process (each worker) to C of a core with a "
+                             "cgroup (needs root): on a machine whose cores the load generator "
+                             "shares, shows what each added worker's CPU carries")
     parser.add_argument("--server-output", action="store_true",
                         help="let the server print to this terminal")
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error(f"--workers must be at least 1, not {args.workers}")
+    if args.server_cores is not None and not 0 < args.server_cores <= (os.cpu_count() or 1):
+        parser.error(f"--server-cores must be above 0 and at most the machine's "
+                     f"{os.cpu_count()} cores, not {args.server_cores:g}")
     rules: Any = json.loads(args.rules) if args.rules.lstrip().startswith("{") else args.rules
     redis = args.redis
     pg = args.pg
@@ -666,7 +776,7 @@ def main(argv: list[str] | None = None) -> int:
     setup = Setup(args.rooms, args.seconds, args.level, args.bot, rules, procs=args.procs,
                   redis=redis, verbose=not args.json, quiet_server=not args.server_output,
                   profile=args.profile, prefixes="--redis-prefix" in options,
-                  compared=args.workers > 1)
+                  compared=args.workers > 1, server_cores=args.server_cores)
     with contextlib.ExitStack() as stack:
         if pg is not None:
             setup.db = stack.enter_context(pg_database(pg))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -364,6 +365,35 @@ def test_load_bench_runs_small_and_reports_json() -> None:
     assert report["moves_per_second"] > 0
     assert 0 < report["rtt_ms"]["p50"] <= report["rtt_ms"]["p99"]
     assert report["server_rss_mb"] > 10
+
+
+def _cgroup_cpu() -> bool:
+    unified = Path("/sys/fs/cgroup/cgroup.controllers")
+    return os.geteuid() == 0 and (
+        (unified.exists() and "cpu" in unified.read_text().split())
+        or Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").exists())
+
+
+@pytest.mark.skipif(not _cgroup_cpu(), reason="needs root and the cgroup CPU controller")
+def test_load_bench_holds_the_server_to_a_cpu_budget() -> None:
+    """``--server-cores``: the server's process is held to its share of a core (a cgroup made
+    for the run and removed after it), and the report says so."""
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "server_load.py"), "--rooms", "2", "--seconds",
+         "3", "--json", "--server-cores", "0.5"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    assert report["server_cores_each"] == 0.5 and report["server_processes_held"] == 1
+    assert report["errors"] == 0 and report["moves_per_second"] > 0
+    roots = [Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/cpu")]
+    assert not [g for r in roots if r.exists() for g in r.glob("nertz-load-*")]
+    bad = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "server_load.py"), "--server-cores", "0"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert bad.returncode != 0 and "--server-cores must be above 0" in bad.stderr
 
 
 def test_the_client_keeps_its_identity_across_rooms(server: str, identity_file: Path) -> None:
