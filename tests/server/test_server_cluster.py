@@ -152,6 +152,57 @@ async def test_relay_carries_messages_in_order_and_calls(redis: tuple[Redis, str
         await b.close()
 
 
+async def test_relay_comes_back_after_redis_drops_its_connections(
+        redis: tuple[Redis, str]) -> None:
+    """The relay's own connections (its inbox and its publisher) are cut by Redis: the inbox
+    subscribes again and the publisher connects again, and messages flow as before (a message
+    sent while the inbox was away is lost, as pub/sub loses it for a dead process)."""
+    client, prefix = redis
+    a = Relay(client, prefix, f"a{prefix}")
+    b = Relay(client, prefix, f"b{prefix}")
+    heard: list[dict[str, object]] = []
+    b.handler = heard.append
+    await a.start()
+    await b.start()
+
+    async def heard_all(n: int) -> None:
+        async with asyncio.timeout(60):
+            while len(heard) < n:
+                await asyncio.sleep(0.01)
+
+    async def relay_clients() -> list[tuple[str, str]]:
+        listed = await client.execute_command("CLIENT", "LIST")
+        text = listed.decode() if isinstance(listed, bytes) else str(listed)
+        found = []
+        for line in text.splitlines():
+            fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+            if fields.get("name", "").startswith("nertz-relay:") and prefix in fields["name"]:
+                found.append((fields["id"], fields["name"]))
+        return found
+
+    try:
+        a.send(b.process, {"k": "frame", "i": 0})
+        await heard_all(1)
+        named = await relay_clients()
+        assert {n.rsplit(":", 1)[1] for _, n in named} == {"inbox", "out"}
+        for client_id, _ in named:
+            await client.execute_command("CLIENT", "KILL", "ID", client_id)
+        # The inbox listens again (its subscription is back), then messages flow again.
+        async with asyncio.timeout(60):
+            while (await client.execute_command("PUBSUB", "NUMSUB", b.inbox(b.process)))[1] < 1:
+                await asyncio.sleep(0.05)
+        sent = 1
+        async with asyncio.timeout(60):
+            while len(heard) < 2:
+                a.send(b.process, {"k": "frame", "i": sent})
+                sent += 1
+                await asyncio.sleep(0.05)
+        assert [m["i"] for m in heard] == sorted(m["i"] for m in heard)
+    finally:
+        await a.close()
+        await b.close()
+
+
 async def test_node_connect_names_an_unreachable_redis() -> None:
     from nertz.server.cluster import ClusterError
 

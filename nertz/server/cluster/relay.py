@@ -11,6 +11,14 @@ What a process sends within one turn of its event loop to one other process goes
 publish (a list of messages, MessagePack), in the order it was sent: a table's broadcast to the
 sockets of another process costs one publish however many of its sockets are there.
 
+Both roads are a Redis connection of the relay's own, made with redis-py's connection class
+and settings (address, password, TLS, database from the service's URL) and driven directly: a
+subscribed connection read reply by reply, and a publishing one that sends each batch as one
+write and reads its replies. redis-py's ``PubSub`` object, pool and pipeline cost some 40
+microseconds of CPU more per message delivered (their locks, retries, timeouts and message
+dicts), and every move of a socket held on another process crosses the relay once or twice.
+Both connections speak RESP2, whatever the URL says, so that a message is a plain reply.
+
 Messages are dicts with a kind ``k``; see :mod:`nertz.server.cluster.pipe` (a socket held here
 for a room owned elsewhere), :mod:`nertz.server.cluster.remote` (the owner's side of such a
 socket) and :meth:`Relay.call` (a request that wants an answer: joining, a room's description).
@@ -29,6 +37,7 @@ from typing import Any, Final
 
 import msgspec
 from redis.asyncio import Redis
+from redis.asyncio.connection import AbstractConnection
 
 log = logging.getLogger("nertz.relay")
 
@@ -65,13 +74,22 @@ class Relay:
         self.calls: dict[str, Callable[[Message], Awaitable[Any]]] = {}
         """Each operation another process may call here, by name."""
         self._outgoing: dict[str, list[Message]] = {}
-        self._queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
+        self._ready: list[tuple[str, bytes]] = []
+        self._wake: asyncio.Future[None] | None = None
+        self._sending = False
         self._waiting: dict[str, asyncio.Future[Any]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._flush_scheduled = False
         self._subscribed = asyncio.Event()
         self._encoder = msgspec.msgpack.Encoder()
         self._decoder = msgspec.msgpack.Decoder(list[dict[str, Any]])
+
+    def _connection(self, role: str) -> AbstractConnection:
+        """A new connection to the service's Redis, as its client would make one, on RESP2,
+        named for what it does (``CLIENT LIST`` shows ``nertz-relay:<process>:<role>``)."""
+        pool = self.redis.connection_pool
+        return pool.connection_class(**{**pool.connection_kwargs, "protocol": 2,
+                                        "client_name": f"nertz-relay:{self.process}:{role}"})
 
     def inbox(self, process: str) -> str:
         """The channel a process listens on."""
@@ -99,7 +117,7 @@ class Relay:
                 fut.set_exception(RelayError("this process is stopping"))
 
     async def _drained(self) -> None:
-        while not self._queue.empty():
+        while self._ready or self._sending:
             await asyncio.sleep(0.01)
 
     # ------------------------------------------------------------------ sending
@@ -115,30 +133,47 @@ class Relay:
     def _flush(self) -> None:
         self._flush_scheduled = False
         outgoing, self._outgoing = self._outgoing, {}
+        ready = self._ready
         for process, messages in outgoing.items():
-            self._queue.put_nowait((self.inbox(process), self._encoder.encode(messages)))
+            ready.append((self.inbox(process), self._encoder.encode(messages)))
+        wake = self._wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
 
     async def _send_loop(self) -> None:
-        # One sender, one connection at a time: publishes leave in the order they were queued.
-        # Publishes queued while one was on its way leave together, in order, as one pipeline:
-        # one write and one read for all of them (under load, a round trip each was most of
-        # the relay's cost).
-        queue = self._queue
+        # One sender on one connection: publishes leave in the order they were queued.
+        # Publishes queued while a batch was on its way leave together as the next batch: one
+        # write and one read of its replies (under load, a round trip each was most of the
+        # relay's cost).
+        loop = asyncio.get_running_loop()
+        conn: AbstractConnection | None = None
         while True:
-            batch = [await queue.get()]
-            while not queue.empty() and len(batch) < PIPELINE:
-                batch.append(queue.get_nowait())
+            if not self._ready:
+                self._wake = loop.create_future()
+                await self._wake
+                continue
+            batch, self._ready = self._ready[:PIPELINE], self._ready[PIPELINE:]
+            self._sending = True
             try:
-                if len(batch) == 1:
-                    await self.redis.publish(*batch[0])
-                else:
-                    pipe = self.redis.pipeline(transaction=False)
-                    for channel, payload in batch:
-                        pipe.publish(channel, payload)
-                    await pipe.execute()
+                if conn is None:
+                    conn = self._connection("out")
+                    await conn.connect()  # type: ignore[no-untyped-call]
+                await conn.send_packed_command(
+                    conn.pack_commands([("PUBLISH", channel, payload)
+                                        for channel, payload in batch]), check_health=False)
+                for _ in batch:
+                    await conn.read_response()
+            except asyncio.CancelledError:
+                raise
             except Exception as exc:  # Redis away: the messages are lost, as to a dead process
                 log.warning("relay: could not publish to %s: %s",
                             ", ".join(sorted({c for c, _ in batch})), exc)
+                if conn is not None:
+                    with contextlib.suppress(Exception):
+                        await conn.disconnect()
+                conn = None
+            finally:
+                self._sending = False
 
     async def call(self, process: str, op: str, args: Message,
                    timeout: float = CALL_SECONDS) -> Any:
@@ -159,17 +194,21 @@ class Relay:
 
     async def _listen(self) -> None:
         delay = 0.1
+        decode = self._decoder.decode
+        receive = self._receive
         while True:
-            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            conn = self._connection("inbox")
             try:
-                await pubsub.subscribe(self.inbox(self.process))
+                await conn.connect()  # type: ignore[no-untyped-call]
+                await conn.send_command("SUBSCRIBE", self.inbox(self.process))
+                await conn.read_response(disable_decoding=True)  # the subscription's confirmation
                 self._subscribed.set()
                 delay = 0.1
-                async for item in pubsub.listen():
-                    if item.get("type") != "message":
-                        continue
-                    for message in self._decoder.decode(item["data"]):
-                        self._receive(message)
+                while True:
+                    item = await conn.read_response(disable_decoding=True)
+                    if isinstance(item, list) and len(item) == 3 and item[0] == b"message":
+                        for message in decode(item[2]):
+                            receive(message)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -178,7 +217,7 @@ class Relay:
                 delay = min(2.0, delay * 2)
             finally:
                 with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await conn.disconnect()
 
     def _receive(self, message: Message) -> None:
         kind = message.get("k")
