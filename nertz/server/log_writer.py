@@ -194,6 +194,25 @@ _PG_FENCE: Final = (
 that takes the row's lock, so a new owner's :meth:`Store.fence
 <nertz.server.store.Store.fence>` either waits for this transaction or, having committed first,
 makes the condition false here (the row is re-read after the wait)."""
+_PG_APPEND: Final = (
+    "WITH fence AS ("
+    " UPDATE room_epochs SET epoch = room_epochs.epoch"
+    " FROM unnest($6::varchar[], $7::bigint[]) AS v(room_id, epoch)"
+    " WHERE room_epochs.room_id = v.room_id AND room_epochs.epoch = v.epoch"
+    " RETURNING room_epochs.room_id),"
+    " stored AS ("
+    " INSERT INTO room_log (room_id, seq, kind, data, at)"
+    " SELECT r.room_id, r.seq, r.kind, r.data, r.at"
+    " FROM unnest($1::varchar[], $2::integer[], $3::varchar[], $4::text[], $5::float8[])"
+    " AS r(room_id, seq, kind, data, at)"
+    " WHERE NOT r.room_id = ANY($6::varchar[]) OR r.room_id IN (SELECT room_id FROM fence)"
+    " RETURNING 1)"
+    " SELECT room_id FROM fence")
+"""The fence and the rows in one statement, so one round trip (a statement outside a
+transaction block is a transaction of its own): the rows of a room whose epoch is no longer the
+newest are left out, and the rooms whose epoch held come back. Four round trips (begin, fence,
+rows, commit) cost about twice the client's CPU per commit (160 against 85 microseconds), and
+with several workers, each committing its share of the moves, commits are smaller and more."""
 _PG_SNAPSHOT: Final = (
     "INSERT INTO room_snapshots (room_id, seq, format, epoch, data, at)"
     " VALUES ($1, $2, $3, $4, $5, $6)"
@@ -220,6 +239,11 @@ class PgLogWriter:
         if conn is None or conn.is_closed():
             conn = self._conn = await asyncpg.connect(self.dsn, **self.connect_args)
         try:
+            if rows and not snapshots:
+                # The common case: moves only (a snapshot every couple of hundred entries).
+                kept = await conn.fetch(_PG_APPEND, *map(list, zip(*rows, strict=True)),
+                                        list(epochs), list(epochs.values()))
+                return set(epochs) - {r[0] for r in kept}
             async with conn.transaction():
                 fenced: set[str] = set()
                 if epochs:

@@ -92,6 +92,17 @@ async def test_store_refuses_appends_from_an_older_epoch(store_url: str) -> None
         assert await store.epoch("r1") == 2 and await store.epoch("nope") is None
         # Appends without an epoch (one process alone) are not fenced.
         await store.append("r1", 2, "joined", {"x": 4})
+        # One batch of all three kinds: a stale epoch refused, a current one and one without
+        # an epoch stored.
+        await store.create_room("r3", "R3", {"preset": "pagat"}, 2)
+        mixed = await asyncio.gather(
+            store.append_nowait("r1", 3, "joined", {"x": 5}, epoch=1),
+            store.append_nowait("r2", 1, "joined", {"x": 6}, epoch=1),
+            store.append_nowait("r3", 0, "created", {}),
+            return_exceptions=True)
+        assert isinstance(mixed[0], Fenced) and mixed[1] is None and mixed[2] is None
+        assert [e.data for e in await store.load_log("r2")] == [{}, {"x": 6}]
+        assert [e.seq for e in await store.load_log("r3")] == [0]
     finally:
         await store.close()
 
