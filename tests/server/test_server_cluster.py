@@ -214,6 +214,33 @@ async def test_relay_comes_back_after_redis_drops_its_connections(
         await b.close()
 
 
+async def test_an_idle_inbox_keeps_listening_past_the_socket_timeout(
+        redis: tuple[Redis, str], caplog: pytest.LogCaptureFixture) -> None:
+    """A process's inbox may hear nothing for a long time: the Redis client's socket timeout
+    must not end its subscription (listening again would lose what came meanwhile)."""
+    _, prefix = redis
+    client = Redis.from_url(REDIS, socket_timeout=0.3)
+    a = Relay(client, prefix, "a")
+    b = Relay(client, prefix, "b")
+    heard: list[dict[str, object]] = []
+    b.handler = heard.append
+    await a.start()
+    await b.start()
+    try:
+        with caplog.at_level("WARNING", logger="nertz.relay"):
+            await asyncio.sleep(1.2)  # four socket timeouts of silence
+            a.send("b", {"k": "frame", "i": 1})
+            async with asyncio.timeout(30):
+                while not heard:
+                    await asyncio.sleep(0.01)
+        assert heard == [{"k": "frame", "i": 1}]
+        assert not [r for r in caplog.records if "inbox lost" in r.getMessage()]
+    finally:
+        await a.close()
+        await b.close()
+        await client.aclose()
+
+
 async def test_node_connect_names_an_unreachable_redis() -> None:
     from nertz.server.cluster import ClusterError
 

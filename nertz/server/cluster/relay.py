@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
@@ -205,7 +206,9 @@ class Relay:
                 self._subscribed.set()
                 delay = 0.1
                 while True:
-                    item = await conn.read_response(disable_decoding=True)
+                    # No timeout: an inbox may rightly hear nothing for long (the client's
+                    # socket timeout would end it and lose what came while it listened again).
+                    item = await conn.read_response(disable_decoding=True, timeout=math.inf)
                     if isinstance(item, list) and len(item) == 3 and item[0] == b"message":
                         for message in decode(item[2]):
                             receive(message)
