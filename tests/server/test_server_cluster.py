@@ -11,6 +11,7 @@ from cluster_support import REDIS, drop_prefix, new_prefix
 from redis.asyncio import Redis
 
 from nertz.server.cluster import Leases, Node, Relay, RelayError
+from nertz.server.cluster.placement import Placement
 from nertz.server.room.archive import MatchArchive
 from nertz.server.store import Fenced, Store, StoreError
 
@@ -239,6 +240,29 @@ async def test_an_idle_inbox_keeps_listening_past_the_socket_timeout(
         await a.close()
         await b.close()
         await client.aclose()
+
+
+async def test_new_rooms_go_to_the_live_process_owning_fewest(
+        redis: tuple[Redis, str]) -> None:
+    """Placement: the fewest rooms wins, a tie stays with the asking process, every pick
+    counts at once (a burst spreads out before the next beats), a silent process gets none,
+    and alone a process places rooms on itself."""
+    client, prefix = redis
+    a, b, c = (Placement(client, prefix, name) for name in ("a", "b", "c"))
+    assert await a.pick() == "a"  # nobody has beaten yet
+    await a.beat(5)
+    await b.beat(2)
+    assert await a.pick() == "b"
+    assert await a.pick() == "b"  # b now counts 3
+    await c.beat(4)
+    # a 5, b 4, c 4: a tie between b and c goes to the asker when it is one of them.
+    assert await c.pick() == "c"
+    # a 5, b 4, c 5: b; then all at 5 and a asks: a; then b and c at 5 (the first to beat
+    # first): b; c; all at 6: a; b.
+    assert [await a.pick() for _ in range(6)] == ["b", "a", "b", "c", "a", "b"]
+    # b and c stop beating: only a is alive once the beats are older than ALIVE_SECONDS.
+    await client.zadd(prefix + "beats", {"b": 0, "c": 0})
+    assert {await b.pick() for _ in range(3)} == {"a"}
 
 
 async def test_node_connect_names_an_unreachable_redis() -> None:

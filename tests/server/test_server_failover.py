@@ -295,6 +295,26 @@ async def test_three_processes_one_game(service: Service, quick_bots: None) -> N
     assert updates == [m["m"] for m in moves][-len(updates):]
 
 
+async def test_rooms_created_on_one_process_spread_over_all(service: Service) -> None:
+    """Every room made through one process (as a keep-alive connection, or workers sharing a
+    port, bring them): each goes to the live process owning the fewest, not all to the one
+    asked; its creator is seated there and can play through either process."""
+    a, b = start(service, 2)
+    made = [await create(a.url, f"Host{i}") for i in range(8)]
+    owners = Counter([await service.owner(m["room"]) for m in made])
+    assert None not in owners and len(owners) == 2 and min(owners.values()) >= 2, owners
+    for m in made:
+        assert m["url"] == f"{a.url}/r/{m['code']}" and m["token"] and m["seat"] == 0
+    for i, m in enumerate(made[:2]):
+        for url in (a.url, b.url):
+            c = client(url, m, f"Host{i}")
+            await c.connect(timeout=30)
+            await until(lambda c=c: c.room is not None, 30, "the room's state")
+            assert c.phase == "lobby" and c.room is not None
+            assert [p["name"] for p in c.room["players"]] == [f"Host{i}"]
+            await c.close()
+
+
 async def test_owner_killed_mid_match(service: Service, quick_bots: None) -> None:
     """SIGKILL the owner of a room in play: another process takes its lease within 3 s (plus
     this busy machine's slack), rebuilds it, and the match finishes with every acknowledged

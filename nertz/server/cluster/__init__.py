@@ -9,6 +9,8 @@ One module per question:
   pub/sub, and calls that want an answer);
 - a socket held here for a room owned elsewhere: :mod:`~nertz.server.cluster.pipe`;
 - the owner's side of that socket: :mod:`~nertz.server.cluster.remote`;
+- where a new room goes (the live process owning the fewest):
+  :mod:`~nertz.server.cluster.placement`;
 - this process among the others (renewing, taking over orphaned rooms, stepping down):
   :mod:`~nertz.server.cluster.node`;
 - what must hold for the whole service rather than one process (rate limits, socket caps):

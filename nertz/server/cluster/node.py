@@ -2,9 +2,10 @@
 
 A :class:`Node` is what the hub and the edge see of the cluster layer. Every
 :data:`~nertz.server.cluster.lease.RENEW_SECONDS` it renews the leases of the rooms it owns
-(a room whose lease was taken meanwhile is let go: :attr:`Node.on_lost`), takes over rooms
-whose owner stopped renewing (:attr:`Node.on_orphan`: the hub rebuilds them from the log), and
-closes the pipes of rooms whose owner changed (their clients reconnect and reach the new one).
+(a room whose lease was taken meanwhile is let go: :attr:`Node.on_lost`), says how many it owns
+(:mod:`~nertz.server.cluster.placement`: where new rooms go), takes over rooms whose owner
+stopped renewing (:attr:`Node.on_orphan`: the hub rebuilds them from the log), and closes the
+pipes of rooms whose owner changed (their clients reconnect and reach the new one).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from redis.asyncio import Redis
 
 from nertz.server.cluster.lease import LEASE_SECONDS, RENEW_SECONDS, Claim, Leases
 from nertz.server.cluster.pipe import MOVED_CODE, Pipes
+from nertz.server.cluster.placement import Placement
 from nertz.server.cluster.relay import Message, Relay
 from nertz.server.cluster.remote import RemoteSocket
 
@@ -57,6 +59,7 @@ class Node:
         self.relay = Relay(redis, prefix, self.process)
         self.relay.handler = self._handle
         self.pipes = Pipes(self.relay)
+        self.placement = Placement(redis, prefix, self.process)
         self.held: dict[str, int] = {}
         """Each room this process owns and the epoch it holds it under."""
         self.remote: dict[str, RemoteSocket] = {}
@@ -84,6 +87,7 @@ class Node:
             raise ClusterError(f"Redis is not reachable at {url}: {exc}") from None
         node = cls(redis, prefix, process, ttl)
         await node.relay.start()
+        await node.placement.beat(0)  # known at once as a place for new rooms
         node._task = asyncio.get_running_loop().create_task(node._rounds(), name="nertz-node")
         return node
 
@@ -104,6 +108,11 @@ class Node:
         if claim.owned:
             self.held[room_id] = claim.epoch
         return claim
+
+    async def place(self) -> str:
+        """The process that should own a new room: the live one owning the fewest (this one
+        when no other is alive, or on a tie)."""
+        return await self.placement.pick()
 
     async def release(self, room_id: str) -> None:
         """Give the room's lease up (it left this process's memory)."""
@@ -163,6 +172,7 @@ class Node:
                 log.warning("node: renewal round failed: %s", exc)
 
     async def _round(self) -> None:
+        await self.placement.beat(len(self.held))
         for room_id in await self.leases.renew(dict(self.held)):
             if room_id in self.held:
                 self.held.pop(room_id, None)

@@ -325,7 +325,8 @@ def create_app(
                 await shared.close()
                 raise
             node.on_socket = _remote_socket
-            node.relay.calls.update({"info": _call_info, "join": _call_join})
+            node.relay.calls.update({"info": _call_info, "join": _call_join,
+                                     "create": _call_create})
             state["node"] = node
         hub = Hub(store, start_bots=start_bots, deal_seed=deal_seed,
                   idle_seconds=room_idle_seconds, node=node)
@@ -418,8 +419,8 @@ def create_app(
             raise ApiError(404, f"no room {key!r}")
         return room
 
-    def room_url(request: Request, room: LiveRoom) -> str:
-        return str(request.base_url).rstrip("/") + f"/r/{room.table.code}"
+    def room_url(request: Request, code: str) -> str:
+        return str(request.base_url).rstrip("/") + f"/r/{code}"
 
     @app.get("/healthz", **API["healthz"])
     async def healthz() -> dict[str, str]:
@@ -460,14 +461,49 @@ def create_app(
             raise ApiError(400, str(exc)) from None
         if not 2 <= data.seats <= 8:
             raise ApiError(400, f"seats must be 2 to 8, not {data.seats}")
-        room = await hub().create(rules, data.seats, fair_races=data.fair_races)
-        if data.public:
-            await players().list_room(room.id)
-        out: dict[str, Any] = {"room": room.id, "code": room.table.code,
-                               "url": room_url(request, room)}
-        if data.name is not None:
-            out.update(await _join(request, room, data.name, False))
+        return await _open_room(request, {"rules": rules.to_spec(), "seats": data.seats,
+                                          "fair_races": data.fair_races}, data.name,
+                                data.public)
+
+    async def _open_room(request: Request, spec: dict[str, Any], name: str | None,
+                         public: bool = False) -> JSONResponse:
+        """A new room (``spec``: see :func:`_create_here`) on the process placement chooses
+        (:mod:`nertz.server.cluster.placement`: one process alone makes it itself), listed if
+        ``public``, with ``name`` seated in it if given."""
+        room: LiveRoom | None = None
+        owner = await state["node"].place() if "node" in state else None
+        if owner is not None and owner != state["node"].process:
+            from nertz.server.cluster import RelayError
+
+            try:
+                made = await state["node"].relay.call(owner, "create", spec)
+                room_id, code = made["room"], made["code"]
+            except RelayError as exc:  # it went away meanwhile: make the room here
+                log.warning("could not create a room on %s (%s): creating it here", owner, exc)
+                owner = None
+        if owner is None or owner == state["node"].process:
+            room = await _create_here(spec)
+            room_id, code = room.id, room.table.code
+        if public:
+            await players().list_room(room_id)
+        out: dict[str, Any] = {"room": room_id, "code": code, "url": room_url(request, code)}
+        if name is not None:
+            if room is not None:
+                out.update(await _join(request, room, name, False))
+            else:
+                assert owner is not None
+                seated = await _relayed(OwnedElsewhere(room_id, owner), "join", {
+                    "room": room_id, "name": name, "spectator": False})
+                out.update(await _tie(request, room_id, dict(seated)))
         return _with_identity(request, out, 201)
+
+    async def _create_here(spec: dict[str, Any]) -> LiveRoom:
+        """Create a room owned by this process: ``spec`` holds its ``rules`` (a rules spec),
+        ``seats``, and optionally ``fair_races`` and ``same_deal`` ([match id, seed])."""
+        same = spec.get("same_deal")
+        return await hub().create(Rules.from_spec(spec["rules"]), spec["seats"],
+                                  None if same is None else (same[0], same[1]),
+                                  spec.get("fair_races"))
 
     def _with_identity(request: Request, out: dict[str, Any], status: int) -> JSONResponse:
         response = JSONResponse(out, status_code=status)
@@ -574,6 +610,10 @@ def create_app(
     async def _call_info(args: dict[str, Any]) -> dict[str, Any]:
         return (await _owned(args["room"])).table.room_info()
 
+    async def _call_create(spec: dict[str, Any]) -> dict[str, Any]:
+        room = await _create_here(spec)
+        return {"room": room.id, "code": room.table.code}
+
     async def _call_join(args: dict[str, Any]) -> dict[str, Any]:
         from nertz.server.cluster import RelayError
 
@@ -622,12 +662,9 @@ def create_app(
             raise ApiError(500, str(exc)) from None
         if file.seed is None:
             raise ApiError(400, f"match {match_id!r} has no seed to deal from again")
-        room = await hub().create(file.rules, len(file.players), (match_id, file.seed))
-        out: dict[str, Any] = {"room": room.id, "code": room.table.code,
-                               "url": room_url(request, room)}
-        if data.name is not None:
-            out.update(await _join(request, room, data.name, False))
-        return _with_identity(request, out, 201)
+        return await _open_room(request, {"rules": file.rules.to_spec(),
+                                          "seats": len(file.players),
+                                          "same_deal": [match_id, file.seed]}, data.name)
 
     @app.get("/api/matches/{match_id}/analysis", **API["match_analysis"])
     async def match_analysis(match_id: str) -> Response:
