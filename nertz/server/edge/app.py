@@ -478,7 +478,9 @@ def create_app(
             try:
                 made = await state["node"].relay.call(owner, "create", spec)
                 room_id, code = made["room"], made["code"]
-            except RelayError as exc:  # it went away meanwhile: make the room here
+            except RelayError as exc:
+                # It went away (or is too slow) meanwhile: make the room here. A room it made
+                # after all stays empty there and closes when idle.
                 log.warning("could not create a room on %s (%s): creating it here", owner, exc)
                 owner = None
         if owner is None or owner == state["node"].process:
