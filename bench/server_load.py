@@ -186,6 +186,8 @@ class CpuBudget:
     (``--server-cores``). Needs root and the cgroup CPU controller (v2, or v1's ``cpu``)."""
 
     PERIOD_US = 10_000
+    """The quota's period in microseconds: short, so that a worker that spent its share
+    waits at most the rest of 10 ms."""
 
     def __init__(self, cores: float) -> None:
         if not 0 < cores <= (os.cpu_count() or 1):

@@ -172,13 +172,14 @@ class Node:
                 log.warning("node: renewal round failed: %s", exc)
 
     async def _round(self) -> None:
-        await self.placement.beat(len(self.held))
         for room_id in await self.leases.renew(dict(self.held)):
             if room_id in self.held:
                 self.held.pop(room_id, None)
                 log.warning("room %s: lease taken by another process; stepping down", room_id)
                 if self.on_lost is not None:
                     await self.on_lost(room_id)
+        # After the renewals, which matter more: the count then leaves out the rooms let go.
+        await self.placement.beat(len(self.held))
         orphans = [r for r in await self.leases.expired() if r not in self.held]
         random.shuffle(orphans)
         for room_id in orphans[:ADOPT_PER_ROUND]:
