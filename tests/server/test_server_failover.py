@@ -81,6 +81,15 @@ class Service:
             await redis.aclose()
         return None if held is None else held[0]
 
+    async def owner_proc(self, room_id: str) -> Proc:
+        """The process holding the room's lease (a process's name carries its pid): where a
+        room is created is placement's choice, not the creating request's."""
+        owner = await self.owner(room_id)
+        for p in self.procs:
+            if owner is not None and p.proc is not None and f"-{p.proc.pid}-" in owner:
+                return p
+        raise AssertionError(f"no process of the service owns {room_id} ({owner})")
+
 
 @pytest.fixture
 def service(pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Service]:
@@ -327,7 +336,7 @@ async def test_owner_killed_mid_match(service: Service, quick_bots: None) -> Non
         runner = asyncio.create_task(play([game], 240))
         await until(lambda: len(game.acked) >= 5, 60, "moves before the kill")
         owner = await service.owner(game.room)
-        victim = next(i for i, p in enumerate(service.procs) if p.port == a.port)
+        victim = service.procs.index(await service.owner_proc(game.room))
         service.procs[victim].kill()
         killed = time.monotonic()
 
@@ -356,6 +365,7 @@ async def test_paused_owner_is_fenced(service: Service, quick_bots: None) -> Non
     runner = asyncio.create_task(play([game], 240))
     await until(lambda: len(game.acked) >= 5, 60, "moves before the pause")
     owner = await service.owner(game.room)
+    a = await service.owner_proc(game.room)  # the one to pause, wherever the room was made
     a.signal(signal.SIGSTOP)
 
     async def moved() -> bool:
