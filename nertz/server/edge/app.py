@@ -470,22 +470,24 @@ def create_app(
         """A new room (``spec``: see :func:`_create_here`) on the process placement chooses
         (:mod:`nertz.server.cluster.placement`: one process alone makes it itself), listed if
         ``public``, with ``name`` seated in it if given."""
-        room: LiveRoom | None = None
-        owner = await state["node"].place() if "node" in state else None
-        if owner is not None and owner != state["node"].process:
+        node = state.get("node")
+        owner = await node.place() if node is not None else None
+        made: dict[str, Any] | None = None
+        if node is not None and owner != node.process:
             from nertz.server.cluster import RelayError
 
             try:
-                made = await state["node"].relay.call(owner, "create", spec)
-                room_id, code = made["room"], made["code"]
+                made = await node.relay.call(owner, "create", spec)
             except RelayError as exc:
                 # It went away (or is too slow) meanwhile: make the room here. A room it made
                 # after all stays empty there and closes when idle.
                 log.warning("could not create a room on %s (%s): creating it here", owner, exc)
-                owner = None
-        if owner is None or owner == state["node"].process:
+        room: LiveRoom | None = None
+        if made is None:
             room = await _create_here(spec)
             room_id, code = room.id, room.table.code
+        else:
+            room_id, code = made["room"], made["code"]
         if public:
             await players().list_room(room_id)
         out: dict[str, Any] = {"room": room_id, "code": code, "url": room_url(request, code)}
@@ -494,9 +496,8 @@ def create_app(
                 out.update(await _join(request, room, name, False))
             else:
                 assert owner is not None
-                seated = await _relayed(OwnedElsewhere(room_id, owner), "join", {
-                    "room": room_id, "name": name, "spectator": False})
-                out.update(await _tie(request, room_id, dict(seated)))
+                out.update(await _join_elsewhere(request, OwnedElsewhere(room_id, owner), name,
+                                                 False))
         return _with_identity(request, out, 201)
 
     async def _create_here(spec: dict[str, Any]) -> LiveRoom:
@@ -579,12 +580,16 @@ def create_app(
         if room is not None:
             out = await _join(request, room, data.name, data.spectator)
         else:
-            # Another process owns the room: it seats the person; the identity is tied here.
-            seated = await _relayed(elsewhere, "join", {
-                "room": room_id, "name": data.name, "spectator": data.spectator})
-            out = await _tie(request, room_id, dict(seated))
+            out = await _join_elsewhere(request, elsewhere, data.name, data.spectator)
         out["room"] = room_id
         return _with_identity(request, out, 200)
+
+    async def _join_elsewhere(request: Request, owned: OwnedElsewhere, name: str,
+                              spectator: bool) -> dict[str, Any]:
+        """Another process owns the room: it seats the person; the identity is tied here."""
+        seated = await _relayed(owned, "join", {"room": owned.room_id, "name": name,
+                                                "spectator": spectator})
+        return await _tie(request, owned.room_id, dict(seated))
 
     async def _relayed(exc: OwnedElsewhere, op: str, args: dict[str, Any]) -> Any:
         """Ask the room's owner (another process) to answer the request."""
