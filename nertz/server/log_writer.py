@@ -195,17 +195,13 @@ that takes the row's lock, so a new owner's :meth:`Store.fence
 <nertz.server.store.Store.fence>` either waits for this transaction or, having committed first,
 makes the condition false here (the row is re-read after the wait)."""
 _PG_APPEND: Final = (
-    "WITH fence AS ("
-    " UPDATE room_epochs SET epoch = room_epochs.epoch"
-    " FROM unnest($6::varchar[], $7::bigint[]) AS v(room_id, epoch)"
-    " WHERE room_epochs.room_id = v.room_id AND room_epochs.epoch = v.epoch"
-    " RETURNING room_epochs.room_id),"
+    f"WITH fence AS ({_PG_FENCE}),"
     " stored AS ("
     " INSERT INTO room_log (room_id, seq, kind, data, at)"
     " SELECT r.room_id, r.seq, r.kind, r.data, r.at"
-    " FROM unnest($1::varchar[], $2::integer[], $3::varchar[], $4::text[], $5::float8[])"
+    " FROM unnest($3::varchar[], $4::integer[], $5::varchar[], $6::text[], $7::float8[])"
     " AS r(room_id, seq, kind, data, at)"
-    " WHERE NOT r.room_id = ANY($6::varchar[]) OR r.room_id IN (SELECT room_id FROM fence)"
+    " WHERE NOT r.room_id = ANY($1::varchar[]) OR r.room_id IN (SELECT room_id FROM fence)"
     " RETURNING 1)"
     " SELECT room_id FROM fence")
 """The fence and the rows in one statement, so one round trip (a statement outside a
@@ -241,8 +237,8 @@ class PgLogWriter:
         try:
             if rows and not snapshots:
                 # The common case: moves only (a snapshot every couple of hundred entries).
-                kept = await conn.fetch(_PG_APPEND, *map(list, zip(*rows, strict=True)),
-                                        list(epochs), list(epochs.values()))
+                kept = await conn.fetch(_PG_APPEND, list(epochs), list(epochs.values()),
+                                        *map(list, zip(*rows, strict=True)))
                 return set(epochs) - {r[0] for r in kept}
             async with conn.transaction():
                 fenced: set[str] = set()

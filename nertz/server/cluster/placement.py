@@ -21,7 +21,9 @@ from typing import Any, Final
 
 from redis.asyncio import Redis
 
-ALIVE_SECONDS: Final = 2.0
+from nertz.server.cluster.lease import LEASE_SECONDS
+
+ALIVE_SECONDS: Final = LEASE_SECONDS
 """A process that has not beaten for this long gets no new rooms (the lease's time to live: a
 process that stopped renewing is being taken over)."""
 
