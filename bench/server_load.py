@@ -190,10 +190,8 @@ class CpuBudget:
     waits at most the rest of 10 ms."""
 
     def __init__(self, cores: float) -> None:
-        if not 0 < cores <= (os.cpu_count() or 1):
-            raise SystemExit(f"server_load: --server-cores must be above 0 and at most the "
-                             f"machine's {os.cpu_count()} cores, not {cores:g}")
         self.cores = cores
+        """Each process's share of a core (the command line checked it)."""
         self.groups: list[Path] = []
         self.root, self.v2 = self._find_root()
 
