@@ -149,7 +149,7 @@ def _serve(args: argparse.Namespace) -> int:
                  args.rooms_per_minute, trusted_proxies=tuple(args.trust_proxy or ()),
                  sockets_per_address=args.sockets_per_address, max_sockets=args.max_sockets,
                  room_idle_minutes=args.room_idle_minutes, workers=args.workers,
-                 redis=args.redis, redis_prefix=args.redis_prefix)
+                 redis=args.redis, redis_prefix=args.redis_prefix, handoff=args.handoff)
 
 
 def _bot(args: argparse.Namespace) -> int:
@@ -268,6 +268,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--redis-prefix", default=None, metavar="PREFIX",
                    help="Redis key prefix of this service (default nertz:), to keep services "
                         "sharing one Redis apart")
+    p.add_argument("--no-handoff", dest="handoff", action="store_false",
+                   help="relay every socket for a room owned by another process through "
+                        "Redis, as between machines, instead of handing the connection to that "
+                        "process when it runs on this machine")
     p.set_defaults(func=_serve)
     p = sub.add_parser("bot", help="join a room over the network as a bot player")
     p.add_argument("--url", required=True, help="the room's link (http://HOST:PORT/r/CODE)")

@@ -21,6 +21,7 @@ from typing import Any, Final
 import uvicorn
 
 from nertz.server.edge.app import MAX_SOCKETS, ROOMS_PER_MINUTE, SOCKETS_PER_ADDRESS
+from nertz.server.edge.socket_protocol import IMPORT_PATH as SOCKET_PROTOCOL
 from nertz.server.hub import ROOM_IDLE_SECONDS
 from nertz.server.protocol import MAX_MESSAGE_BYTES
 from nertz.server.store import normalise_url
@@ -31,12 +32,14 @@ DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 WORKER_ENV = "NERTZ_WORKER_CONFIG"
 """How the supervisor hands each worker process its app's settings (JSON)."""
 
-WS_PROTOCOL: Final = "websockets-sansio"
-"""uvicorn's WebSocket implementation: the ``websockets`` library's sans-I/O protocol, driven
-straight from uvicorn's own asyncio protocol. uvicorn's default (``websockets``, the library's
-legacy asyncio layer) runs reader, keepalive and drain coroutines for every frame, and took
-about a fifth more server CPU per move under ``bench/server_load.py`` (docs/deploy.md, "CPU per
-move"); the same library parses and frames either way, with the same size cap and pings."""
+WS_PROTOCOL: Final = SOCKET_PROTOCOL
+"""uvicorn's WebSocket implementation: its ``websockets-sansio`` one (the ``websockets``
+library's sans-I/O protocol, driven straight from uvicorn's own asyncio protocol), able to hand
+a connection to another process (:mod:`nertz.server.edge.socket_protocol`). uvicorn's default
+(``websockets``, the library's legacy asyncio layer) runs reader, keepalive and drain
+coroutines for every frame, and took about a fifth more server CPU per move under
+``bench/server_load.py`` (docs/deploy.md, "CPU per move"); the same library parses and
+frames either way, with the same size cap and pings."""
 
 GC_THRESHOLD = 100_000
 """Allocations between two young-generation collections (Python's default is 700)."""
@@ -57,11 +60,14 @@ def serve(
     workers: int = 1,
     redis: str | None = None,
     redis_prefix: str | None = None,
+    handoff: bool = True,
 ) -> int:
     """Serve until stopped; returns the exit code. ``trusted_proxies`` are the addresses (or
     networks) of the proxies in front whose ``X-Forwarded-For`` names the client. ``workers``
     processes share the port; with more than one, or with ``redis``, the process is one of a
-    service of many (see the module's description)."""
+    service of many (see the module's description); ``handoff`` lets its processes of one
+    machine pass each other sockets whole instead of relaying them
+    (:mod:`nertz.server.cluster.handoff`)."""
     try:
         check_proxies(trusted_proxies)
         if workers < 1:
@@ -86,7 +92,8 @@ def serve(
         "db_url": db, "allowed_origins": list(allowed_origins), "deal_seed": deal_seed,
         "rooms_per_minute": rooms_per_minute, "sockets_per_address": sockets_per_address,
         "max_sockets": max_sockets, "room_idle_seconds": room_idle_minutes * 60,
-        "redis_url": redis, "redis_prefix": redis_prefix,
+        "redis_url": redis, "redis_prefix": redis_prefix, "handoff": handoff,
+        "trusted_proxies": list(trusted_proxies),
     }
     if workers == 1:
         app = _app(settings)
@@ -115,7 +122,9 @@ def _app(settings: dict[str, Any]) -> Any:
                       sockets_per_address=settings["sockets_per_address"],
                       max_sockets=settings["max_sockets"],
                       room_idle_seconds=settings["room_idle_seconds"],
-                      redis_url=settings["redis_url"], redis_prefix=settings["redis_prefix"])
+                      redis_url=settings["redis_url"], redis_prefix=settings["redis_prefix"],
+                      handoff=settings["handoff"],
+                      trusted_proxies=tuple(settings["trusted_proxies"]))
 
 
 def worker_app() -> Any:
@@ -176,8 +185,9 @@ def check_proxies(proxies: tuple[str, ...]) -> None:
 
 
 def server_config(app: Any, host: str, port: int,
-                  trusted_proxies: tuple[str, ...] = ()) -> uvicorn.Config:
-    """How ``nertz serve`` runs the app on uvicorn (tests run it the same way)."""
+                  trusted_proxies: tuple[str, ...] = (), **extra: Any) -> uvicorn.Config:
+    """How ``nertz serve`` runs the app on uvicorn (tests run it the same way; ``extra``:
+    more of uvicorn's settings)."""
     return uvicorn.Config(
         app,
         host=host,
@@ -193,4 +203,5 @@ def server_config(app: Any, host: str, port: int,
         ws_ping_timeout=20,
         # Table messages are small; compressing each costs more CPU than the bytes it saves.
         ws_per_message_deflate=False,
+        **extra,
     )

@@ -47,8 +47,11 @@ async def drop_prefix(prefix: str) -> None:
 class Proc:
     """One ``nertz serve`` process of the service, on its own port."""
 
-    def __init__(self, db: str, prefix: str, log: Path) -> None:
+    def __init__(self, db: str, prefix: str, log: Path, handoff: bool = True) -> None:
         self.db = db
+        self.handoff = handoff
+        """Hand sockets to the room's owner on this machine (False: relay them all, as
+        between machines)."""
         self.prefix = prefix
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -60,7 +63,8 @@ class Proc:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "nertz.cli", "serve", "--port", str(self.port),
                  "--db", self.db, "--redis", REDIS, "--redis-prefix", self.prefix,
-                 "--rooms-per-minute", "0", "--sockets-per-address", "0"],
+                 "--rooms-per-minute", "0", "--sockets-per-address", "0",
+                 *([] if self.handoff else ["--no-handoff"])],
                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )

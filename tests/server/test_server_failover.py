@@ -57,16 +57,20 @@ class Service:
     prefix: str
     logs: Path
     procs: list[Proc] = field(default_factory=list)
+    handoff: bool = True
+    """Its processes hand sockets to their room's owner (False: they relay every one, as
+    processes on different machines do)."""
 
     def add(self) -> Proc:
-        proc = Proc(self.db, self.prefix, self.logs / f"proc{len(self.procs)}.log")
+        proc = Proc(self.db, self.prefix, self.logs / f"proc{len(self.procs)}.log",
+                    self.handoff)
         self.procs.append(proc)
         return proc
 
     def restart(self, i: int) -> None:
         old = self.procs[i]
         old.kill()
-        fresh = Proc(self.db, self.prefix, old.log)
+        fresh = Proc(self.db, self.prefix, old.log, self.handoff)
         fresh.port, fresh.url = old.port, old.url  # the same address, as a restarted unit
         self.procs[i] = fresh
         fresh.start()
@@ -253,9 +257,13 @@ async def check_log(db: str | Store, game: Game) -> list[dict[str, Any]]:
     return moves
 
 
-async def test_three_processes_one_game(service: Service, quick_bots: None) -> None:
-    """Clients spread over three processes (the owner and two relaying ones) see the same
-    broadcasts, in the order of the log."""
+@pytest.mark.parametrize("handoff", [False, True], ids=["relayed", "handed"])
+async def test_three_processes_one_game(service: Service, quick_bots: None,
+                                        handoff: bool) -> None:
+    """Clients spread over three processes (the owner and two others) see the same
+    broadcasts, in the order of the log: each socket relayed through Redis by the process it
+    reached, as between machines, or handed whole to the owner, as on one machine."""
+    service.handoff = handoff
     a, b, c = start(service, 3)
     ann = await create(a.url, "Ann")
     bob = await join(b.url, ann["room"], "Bob")  # relayed to the owner
@@ -302,6 +310,35 @@ async def test_three_processes_one_game(service: Service, quick_bots: None) -> N
     # Every client's moves are the log's moves, in the log's order.
     updates = [m["move"] for _, _, m in seen["Cat"] if m["type"] == "update"]
     assert updates == [m["m"] for m in moves][-len(updates):]
+
+
+@pytest.mark.parametrize("handoff", [True, False], ids=["handed", "relayed"])
+async def test_a_socket_handed_to_the_owner_outlives_the_process_it_reached(
+        service: Service, handoff: bool) -> None:
+    """A socket that reaches a process of this machine not owning its room is handed to the
+    owner whole: SIGKILL the process it reached, and the socket still works, with no
+    reconnection. With handoff off (``--no-handoff``) the same socket is relayed, dies with
+    that process, and its client reconnects (through the proxy, to the owner)."""
+    service.handoff = handoff
+    first, second = start(service, 2)
+    made = await create(first.url, "Ann")
+    owner = await service.owner_proc(made["room"])
+    reached = second if owner is first else first
+    proxy = Proxy([reached, owner])  # the first connection goes to ``reached``
+    await proxy.start()
+    ann = client(proxy.url, made, "Ann")
+    try:
+        await ann.connect(timeout=30)
+        await until(lambda: ann.room is not None, 30, "the room's state")
+        reached.kill()
+        # A broadcast after the kill: a second player joins through the owner.
+        await join(owner.url, made["room"], "Bob")
+        await until(lambda: ann.room is not None and len(ann.room["players"]) == 2, 30,
+                    "the join's broadcast")
+        assert (ann.reconnects == 0) is handoff, ann.reconnects
+    finally:
+        await ann.close()
+        await proxy.close()
 
 
 async def test_rooms_created_on_one_process_spread_over_all(service: Service) -> None:

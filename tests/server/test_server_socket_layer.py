@@ -19,16 +19,19 @@ from websockets.sync.client import connect
 import nertz.server.edge.connection as connection_module
 from nertz.server.edge.app import SocketRoute, create_app
 from nertz.server.edge.connection import Connection
+from nertz.server.edge.socket_protocol import SocketProtocol
 from nertz.server.serve import WS_PROTOCOL, server_config
 
 
 def test_uvicorn_runs_the_configured_websocket_protocol() -> None:
     """``nertz serve`` (and every test server) upgrades sockets with the sans-I/O protocol of
-    the ``websockets`` library, not uvicorn's default legacy one."""
+    the ``websockets`` library (uvicorn's ``websockets-sansio``, able to hand a connection
+    over), not uvicorn's default legacy one."""
     config = server_config(create_app("sqlite://"), "127.0.0.1", 0)
-    assert config.ws == WS_PROTOCOL == "websockets-sansio"
+    assert config.ws == WS_PROTOCOL == "nertz.server.edge.socket_protocol:SocketProtocol"
     config.load()
-    assert config.ws_protocol_class is WebSocketsSansIOProtocol
+    assert config.ws_protocol_class is SocketProtocol
+    assert issubclass(SocketProtocol, WebSocketsSansIOProtocol)
     # The limits it was given reach the protocol: the frame cap, pings, no compression.
     assert config.ws_max_size == 4 * 4096
     assert (config.ws_ping_interval, config.ws_ping_timeout) == (20, 20)

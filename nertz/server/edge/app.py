@@ -49,6 +49,7 @@ from nertz.server import protocol
 from nertz.server.cluster.remote import RemoteSocket
 from nertz.server.edge.connection import Connection
 from nertz.server.edge.latency import PING_INTERVAL, Prober
+from nertz.server.edge.socket_protocol import HANDOVER, HandedIn
 from nertz.server.hub import ROOM_IDLE_SECONDS, Hub, OwnedElsewhere
 from nertz.server.limits import (
     Limits,
@@ -279,6 +280,8 @@ def create_app(
     limits: Limits | None = None,
     ping_interval: float = PING_INTERVAL,
     redis_prefix: str | None = None,
+    handoff: bool = True,
+    trusted_proxies: tuple[str, ...] = (),
 ) -> FastAPI:
     """The application; storage opens (and migrates) at start-up and every live room returns.
 
@@ -298,7 +301,10 @@ def create_app(
     With ``redis_url`` the app is also one process of a service of many (``nertz serve
     --workers``, :mod:`nertz.server.cluster`): it owns the rooms whose leases it holds, and
     pipes the sockets and relays the requests of other rooms to their owners over Redis
-    (``redis_prefix`` keeps services sharing one Redis apart)."""
+    (``redis_prefix`` keeps services sharing one Redis apart). With ``handoff``, a socket for
+    a room owned by another process of this machine goes to that process whole
+    (:mod:`nertz.server.cluster.handoff`), served there under uvicorn's settings for
+    ``trusted_proxies`` (:func:`nertz.server.serve.server_config`); it is relayed otherwise."""
     state: dict[str, Any] = {}
     sockets = SocketCaps(0, max_sockets)
     if limits is None:
@@ -328,6 +334,12 @@ def create_app(
             node.relay.calls.update({"info": _call_info, "join": _call_join,
                                      "create": _call_create})
             state["node"] = node
+            if handoff:
+                from nertz.server.cluster.handoff import Handoff
+
+                door = Handoff(node.prefix, node.process, handed_in.take)
+                if door.start():
+                    state["handoff"] = door
         hub = Hub(store, start_bots=start_bots, deal_seed=deal_seed,
                   idle_seconds=room_idle_seconds, node=node)
         restored = await hub.restore_all()
@@ -343,6 +355,9 @@ def create_app(
         try:
             yield
         finally:
+            if "handoff" in state:
+                state.pop("handoff").close()
+            handed_in.shutdown()
             await hub.close()
             if node is not None:
                 await node.close()
@@ -350,6 +365,14 @@ def create_app(
             await shared.close()
 
     app = FastAPI(title="nertz", lifespan=lifespan, docs_url=None, redoc_url=None)
+
+    def _socket_config() -> Any:
+        from nertz.server.serve import server_config
+
+        # No logging set-up: the server's own is in place.
+        return server_config(app, "127.0.0.1", 0, trusted_proxies, log_config=None)
+
+    handed_in = HandedIn(_socket_config)
     app.add_middleware(SecurityHeaders)
     app.state.sockets = sockets
     app.state.limits = shared
@@ -741,6 +764,8 @@ def create_app(
                               allowed_origins):
             await ws.close(code=1008, reason="origin not allowed")
             return
+        if await _hand_over(scope, room_id):
+            return
         address = ws.client.host if ws.client else "?"
         refusal = sockets.acquire(address)
         if refusal is not None:
@@ -767,6 +792,24 @@ def create_app(
                 give_back_memory()
 
     app.add_middleware(SocketRoute, path="/ws/{room_id}", endpoint=socket)
+
+    async def _hand_over(scope: Scope, room_id: str) -> bool:
+        """Give the socket to its room's owner if that is another process of this machine
+        (:mod:`nertz.server.cluster.handoff`); True: it went, nothing more to do here.
+        Anything else (the room here, nowhere, on another machine; a refused handoff) is
+        served here as always."""
+        door = state.get("handoff")
+        proto = scope.get("extensions", {}).get(HANDOVER)
+        if door is None or proto is None or proto.handed_in:
+            return False
+        try:
+            await find_room(room_id)
+        except OwnedElsewhere as exc:
+            owner = exc.owner
+            return bool(proto.hand_over(lambda fd, request: door.give(owner, fd, request)))
+        except (ApiError, StoreBusy):
+            pass  # said to the client once its socket is open
+        return False
 
     async def _refuse(ws: WebSocket, message: str, status: int) -> None:
         """Refuse a socket at its handshake: an HTTP answer naming the cap where the server
