@@ -7,6 +7,8 @@ One module per question:
   to live and an epoch that fences a former owner's writes out of the log);
 - how a message reaches it: :mod:`~nertz.server.cluster.relay` (each process's inbox on Redis
   pub/sub, and calls that want an answer);
+- a socket passed whole to its room's owner on this machine:
+  :mod:`~nertz.server.cluster.handoff`;
 - a socket held here for a room owned elsewhere: :mod:`~nertz.server.cluster.pipe`;
 - the owner's side of that socket: :mod:`~nertz.server.cluster.remote`;
 - where a new room goes (the live process owning the fewest):

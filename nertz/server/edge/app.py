@@ -764,14 +764,16 @@ def create_app(
                               allowed_origins):
             await ws.close(code=1008, reason="origin not allowed")
             return
-        if await _hand_over(scope, room_id):
-            return
         address = ws.client.host if ws.client else "?"
         refusal = sockets.acquire(address)
         if refusal is not None:
             await _refuse(ws, refusal, 503)
             return
         try:
+            # Within this process's own cap (its files), before the service's: the owner
+            # counts a handed socket against that one itself.
+            if await _hand_over(scope, room_id):
+                return
             if not await shared.hold(f"address {address}", sockets_per_address):
                 await _refuse(ws, "too many sockets from one address: at most "
                                   f"{sockets_per_address} open at once", 429)
