@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 import pytest
 
-from nertz.server.cluster.handoff import AVAILABLE, Handoff, address, pid_of
+import nertz.server.cluster.handoff as handoff_module
+from nertz.server.cluster.handoff import _TICKET, AVAILABLE, Handoff, address, pid_of
 
 pytestmark = [pytest.mark.anyio,
               pytest.mark.skipif(not AVAILABLE, reason="abstract Unix sockets are Linux's")]
@@ -112,10 +113,49 @@ async def test_a_message_without_a_socket_is_dropped_and_the_road_stays_open() -
         two = array.array("i", [b.fileno(), d.fileno()])
         road.sendmsg([b"two"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, two)])
         one = array.array("i", [b.fileno()])
-        road.sendmsg([b"one"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, one)])
+        road.sendmsg([b"one"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, one)])  # no ticket
+        road.sendmsg([_TICKET.pack(7) + b"one"],
+                     [(socket.SOL_SOCKET, socket.SCM_RIGHTS, one)])
         await until(lambda: taken, "the well-formed message")
         assert taken == [b"one"] and owner.taken == 1
+        road.setblocking(True)
+        assert road.recv(8) == _TICKET.pack(7)  # acknowledged
     finally:
         for s in (road, a, b, c, d):
             s.close()
         owner.close()
+
+
+async def test_a_socket_the_owner_does_not_take_is_shut_down(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An owner that does not take a socket in time (hung, or paused past its lease) never
+    gets to serve it: the giver shuts the connection down and the client sees it end (and
+    reconnects). One that takes it in time is left alone."""
+    monkeypatch.setattr(handoff_module, "ACK_SECONDS", 0.2)
+    hung = name("hung")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(address(PREFIX, hung))
+    listener.listen(4)  # never accepts: a process that stopped
+    taken: list[socket.socket] = []
+    owner = Handoff(PREFIX, name("alive"), lambda s, r: taken.append(s))
+    giver = Handoff(PREFIX, name("give4"), lambda s, r: None)
+    assert owner.start() and giver.start()
+    client1, served1 = socket.socketpair()
+    client2, served2 = socket.socketpair()
+    try:
+        assert giver.give(hung, served1.fileno(), b"GET / HTTP/1.1\r\n\r\n")
+        assert giver.give(owner.process, served2.fileno(), b"GET / HTTP/1.1\r\n\r\n")
+        served1.close()
+        served2.close()
+        await asyncio.sleep(0.5)
+        client1.settimeout(5)
+        assert client1.recv(1) == b""  # shut down: the end of the connection
+        assert taken
+        client2.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            client2.recv(1)  # still open, held by the owner
+    finally:
+        for s in (listener, client1, client2, *taken):
+            s.close()
+        owner.close()
+        giver.close()

@@ -1,11 +1,13 @@
 """The socket layer under the table: which WebSocket implementation uvicorn runs, the game's
-socket path straight on the server's ASGI callables, and a socket's writer (messages queued
-together share a frame, in order, before the close)."""
+socket path straight on the server's ASGI callables, a socket's writer (messages queued
+together share a frame, in order, before the close), and a connection handed to another
+process before its handshake is answered."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from typing import Any
 
 import httpx
@@ -13,13 +15,14 @@ import pytest
 from server_support import live_server
 from starlette.types import Message, Receive, Scope, Send
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from uvicorn.server import ServerState
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 import nertz.server.edge.connection as connection_module
 from nertz.server.edge.app import SocketRoute, create_app
 from nertz.server.edge.connection import Connection
-from nertz.server.edge.socket_protocol import SocketProtocol
+from nertz.server.edge.socket_protocol import HANDOVER, SocketProtocol
 from nertz.server.serve import WS_PROTOCOL, server_config
 
 
@@ -128,3 +131,84 @@ def test_messages_queued_together_share_frames_in_order_then_the_close() -> None
     assert [len(f.split("\n")) for f in frames] == [1, batch, batch, count - 1 - 2 * batch]
     lines = [json.loads(line)["n"] for f in frames for line in f.split("\n")]
     assert lines == list(range(count))
+
+
+class _Transport(asyncio.Transport):
+    """A transport that records what the protocol does with it."""
+
+    def __init__(self, ssl: bool = False) -> None:
+        super().__init__()
+        self.sock = socket.socket()
+        self.ssl = ssl
+        self.calls: list[str] = []
+        self.written = b""
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"socket": self.sock, "peername": ("10.0.0.9", 4242),
+                "sockname": ("127.0.0.1", 8000),
+                "sslcontext": object() if self.ssl else None}.get(name, default)
+
+    def is_closing(self) -> bool:
+        return "close" in self.calls
+
+    def pause_reading(self) -> None:
+        self.calls.append("pause")
+
+    def resume_reading(self) -> None:
+        self.calls.append("resume")
+
+    def write(self, data: Any) -> None:
+        self.written += bytes(data)
+
+    def close(self) -> None:
+        self.calls.append("close")
+
+
+UPGRADE = (b"GET /ws/abc?since=4 HTTP/1.1\r\nHost: example.org\r\nUpgrade: websocket\r\n"
+           b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+           b"Sec-WebSocket-Version: 13\r\nX-Odd: caf\xe9\r\n\r\n")
+
+
+def test_a_socket_is_handed_over_whole_or_not_at_all() -> None:
+    """The protocol gives its connection away only before answering the handshake, passing
+    the descriptor and the request byte for byte; a refused handoff resumes reading as if
+    nothing happened; a handed-in or TLS connection is never handed on."""
+    async def scenario() -> None:
+        seen: list[Any] = []
+        done = asyncio.Event()
+
+        async def app(scope: Any, receive: Any, send: Any) -> None:
+            seen.append(scope)
+            await done.wait()
+
+        config = server_config(app, "127.0.0.1", 0, log_config=None)
+        config.load()
+        made = []
+        for handed_in, ssl in ((False, False), (True, False), (False, True)):
+            proto = SocketProtocol(config, ServerState(), {}, handed_in=handed_in)
+            transport = _Transport(ssl)
+            proto.connection_made(transport)
+            proto.data_received(UPGRADE)
+            made.append((proto, transport))
+        await asyncio.sleep(0)  # the apps' tasks start
+        assert all(HANDOVER in scope["extensions"] for scope in seen)
+        proto, transport = made[0]
+        given: list[tuple[int, bytes]] = []
+        # Refused: nothing changed.
+        assert not proto.hand_over(lambda fd, request: False)
+        assert transport.calls == ["pause", "resume"] and not proto.handed_over
+        # Taken: the descriptor and the request as read, nothing written back.
+        assert proto.hand_over(lambda fd, request: given.append((fd, request)) is None)
+        assert given == [(transport.sock.fileno(), UPGRADE)]
+        done.set()
+        await asyncio.sleep(0.01)  # the app returns: uvicorn answers nothing, closes its end
+        assert proto.handed_over and transport.written == b""
+        assert transport.calls == ["pause", "resume", "pause", "close"]
+        assert not proto.hand_over(lambda fd, request: True)  # once only
+        for other, t in made[1:]:
+            assert not other.hand_over(lambda fd, request: True)
+            assert "pause" not in t.calls
+        for _, t in made:
+            t.sock.close()
+
+    asyncio.run(scenario())

@@ -16,6 +16,11 @@ process id is the owner's (a process's name carries its pid: ``host-pid-tag``) a
 is its own, and takes sockets only from its own user. A process in another network namespace
 (another machine, another container) has no such listener: the socket is relayed, as always.
 Linux only; elsewhere every socket is relayed.
+
+The owner acknowledges each socket as it takes it. The giving process keeps a duplicate of the
+descriptor until then: a socket not taken within :data:`ACK_SECONDS` (the owner hung, or was
+paused past its lease) is shut down, and its client reconnects, as from a relay whose owner
+stopped; one whose owner died before taking it is shut down at once.
 """
 
 from __future__ import annotations
@@ -37,6 +42,12 @@ log = logging.getLogger("nertz.handoff")
 MAX_REQUEST: Final = 64 * 1024
 """The largest upgrade request passed on with a socket (uvicorn's own header limit is far
 below)."""
+
+ACK_SECONDS: Final = 5.0
+"""How long an owner has to take a socket handed to it before the giver shuts it down."""
+
+_TICKET: Final = struct.Struct("!Q")
+"""Each handed socket's number, ahead of its request and in the owner's acknowledgement."""
 
 _CRED: Final = struct.Struct("iII")
 """``struct ucred``: pid, uid, gid."""
@@ -79,6 +90,9 @@ class Handoff:
         self._listener: socket.socket | None = None
         self._incoming: set[socket.socket] = set()
         self._outgoing: dict[str, socket.socket] = {}
+        self._unacked: dict[int, tuple[str, int, asyncio.TimerHandle]] = {}
+        """Sockets given and not yet taken: owner, a duplicate descriptor, the deadline."""
+        self._tickets = 0
         self.given = 0
         """Sockets handed to other processes."""
         self.taken = 0
@@ -110,9 +124,13 @@ class Handoff:
             sock.close()
         self._incoming.clear()
         self._listener = None
-        for sock in self._outgoing.values():
-            sock.close()
-        self._outgoing.clear()
+        for owner in list(self._outgoing):
+            self._drop_road(owner, gone=False)
+        # The owners may still take what is on its way to them: let go of the copies only.
+        for _owner, kept, deadline in self._unacked.values():
+            deadline.cancel()
+            os.close(kept)
+        self._unacked.clear()
 
     # ------------------------------------------------------------------ giving
 
@@ -125,16 +143,72 @@ class Handoff:
         sock = self._road(owner)
         if sock is None:
             return False
+        self._tickets += 1
+        ticket = self._tickets
+        kept = os.dup(fd)
         try:
-            sock.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
-                                      array.array("i", [fd]))])
-        except OSError:
-            # Full (the owner is far behind) or gone: relay this one; a later one tries anew.
-            self._outgoing.pop(owner, None)
-            sock.close()
+            sock.sendmsg([_TICKET.pack(ticket) + request],
+                          [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+        except BlockingIOError:
+            os.close(kept)  # the owner is far behind: relay this one
             return False
+        except OSError:
+            os.close(kept)  # the owner is gone: relay this one; a later one tries anew
+            self._drop_road(owner, gone=True)
+            return False
+        deadline = asyncio.get_running_loop().call_later(ACK_SECONDS, self._not_taken, ticket)
+        self._unacked[ticket] = (owner, kept, deadline)
         self.given += 1
         return True
+
+    def _taken(self, ticket: int) -> None:
+        entry = self._unacked.pop(ticket, None)
+        if entry is not None:
+            entry[2].cancel()
+            os.close(entry[1])
+
+    def _not_taken(self, ticket: int) -> None:
+        entry = self._unacked.pop(ticket, None)
+        if entry is None:
+            return
+        owner, kept, deadline = entry
+        deadline.cancel()
+        log.warning("a socket handed to %s was not taken: shut down (its client reconnects)",
+                    owner)
+        # Shut down, not just closed: the connection itself ends, wherever else it is held.
+        sock = socket.socket(fileno=kept)
+        try:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        finally:
+            sock.close()
+
+    def _acks(self, owner: str, sock: socket.socket) -> None:
+        while True:
+            try:
+                data = sock.recv(_TICKET.size)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data = b""
+            if len(data) != _TICKET.size:
+                # The owner is gone: what it had not taken never will be.
+                self._drop_road(owner, gone=True)
+                return
+            self._taken(_TICKET.unpack(data)[0])
+
+    def _drop_road(self, owner: str, gone: bool) -> None:
+        """Forget the road to ``owner``; ``gone``: it died, so the sockets it had not taken
+        yet are shut down now (they were closed with it)."""
+        sock = self._outgoing.pop(owner, None)
+        if sock is not None:
+            with contextlib.suppress(ValueError, RuntimeError):
+                asyncio.get_running_loop().remove_reader(sock.fileno())
+            sock.close()
+        if gone:
+            for ticket, entry in list(self._unacked.items()):
+                if entry[0] == owner:
+                    self._not_taken(ticket)
 
     def _road(self, owner: str) -> socket.socket | None:
         sock = self._outgoing.get(owner)
@@ -159,6 +233,7 @@ class Handoff:
             sock.close()
             return None
         self._outgoing[owner] = sock
+        asyncio.get_running_loop().add_reader(sock.fileno(), self._acks, owner, sock)
         return sock
 
     # ------------------------------------------------------------------ taking
@@ -186,7 +261,7 @@ class Handoff:
         space = socket.CMSG_SPACE(array.array("i").itemsize)
         while True:
             try:
-                data, ancillary, flags, _ = conn.recvmsg(MAX_REQUEST, space)
+                data, ancillary, flags, _ = conn.recvmsg(_TICKET.size + MAX_REQUEST, space)
             except (BlockingIOError, InterruptedError):
                 return
             except OSError:
@@ -201,18 +276,23 @@ class Handoff:
                 self._incoming.discard(conn)
                 conn.close()
                 return
-            if len(fds) != 1 or flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+            if (len(fds) != 1 or len(data) < _TICKET.size
+                    or flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC)):
                 log.warning("a malformed handoff (%d descriptors, flags %#x): dropped",
                             len(fds), flags)
                 for fd in fds:
                     os.close(fd)
                 continue
+            ticket, request = data[:_TICKET.size], data[_TICKET.size:]
             sock = socket.socket(fileno=fds[0])
             try:
-                self.take(sock, data)
+                self.take(sock, request)
             except Exception:
                 log.exception("a handed socket could not be taken")
                 with contextlib.suppress(OSError):
                     sock.close()
-                continue
-            self.taken += 1
+            else:
+                self.taken += 1
+            # Taken or not, the giver may let its copy go (a socket not taken was closed).
+            with contextlib.suppress(OSError):
+                conn.send(ticket)

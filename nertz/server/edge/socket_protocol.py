@@ -15,6 +15,7 @@ server: the app then never tries). A connection that arrived by handover is mark
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -22,6 +23,8 @@ from uvicorn.config import Config
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from uvicorn.server import ServerState
 from websockets.http11 import Request
+
+log = logging.getLogger("nertz.handoff")
 
 HANDOVER: Final = "nertz.handover"
 """The scope extension that holds the socket's :class:`SocketProtocol`."""
@@ -117,22 +120,27 @@ class HandedIn:
         task.add_done_callback(self._opening.discard)
 
     async def _open(self, sock: Any, request: bytes) -> None:
+        try:
+            config = self._server_config()
+            sock.setblocking(False)
+            _, proto = await asyncio.get_running_loop().connect_accepted_socket(
+                lambda: SocketProtocol(config, self.state, {}, handed_in=True), sock)
+        except Exception:
+            # The client went away meanwhile, or this server cannot serve it: the client
+            # sees its connection drop and reconnects, as from a process that died.
+            log.exception("a handed socket could not be served")
+            sock.close()
+            return
+        # The handshake is answered here, as if the client had sent it to this process.
+        proto.data_received(request)
+
+    def _server_config(self) -> Config:
         if self._config is None:
             config = self._make_config()
             config.load()
             self._config = config
             self.state.default_headers = list(config.encoded_headers)
-        config = self._config
-        sock.setblocking(False)
-        loop = asyncio.get_running_loop()
-        try:
-            _, proto = await loop.connect_accepted_socket(
-                lambda: SocketProtocol(config, self.state, {}, handed_in=True), sock)
-        except OSError:  # the client went away meanwhile
-            sock.close()
-            return
-        # The handshake is answered here, as if the client had sent it to this process.
-        proto.data_received(request)
+        return self._config
 
     def shutdown(self) -> None:
         """Close every handed socket as uvicorn closes its own at shutdown (1012: the
