@@ -72,10 +72,10 @@ def free_port() -> int:
 
 
 def serve_command(port: int, db: str, workers: int = 1, redis: str | None = None,
-                  redis_prefix: str | None = None) -> list[str]:
+                  redis_prefix: str | None = None, extra: tuple[str, ...] = ()) -> list[str]:
     """The ``nertz serve`` command line for one run (``workers`` > 1: the multi-process
     server, which needs ``redis`` and a shared database; ``redis_prefix`` keeps its keys
-    apart from anyone else's on that Redis)."""
+    apart from anyone else's on that Redis; ``extra``: more of its options, as given)."""
     cmd = [sys.executable, "-m", "nertz.cli", "serve", "--port", str(port), "--db", db,
            # Every room and socket comes from this one address.
            "--rooms-per-minute", "0", "--sockets-per-address", "0"]
@@ -85,7 +85,7 @@ def serve_command(port: int, db: str, workers: int = 1, redis: str | None = None
         cmd += ["--redis", redis]
     if redis_prefix is not None:
         cmd += ["--redis-prefix", redis_prefix]
-    return cmd
+    return cmd + list(extra)
 
 
 def serve_options() -> str:
@@ -110,12 +110,13 @@ def drop_redis_keys(url: str, prefix: str) -> None:
 
 @contextlib.contextmanager
 def server_process(port: int, quiet: bool = True, db: str | None = None, workers: int = 1,
-                   redis: str | None = None,
-                   redis_prefix: str | None = None) -> Iterator[subprocess.Popen[bytes]]:
+                   redis: str | None = None, redis_prefix: str | None = None,
+                   extra: tuple[str, ...] = ()) -> Iterator[subprocess.Popen[bytes]]:
     """``nertz serve`` on ``port``: on ``db``, or a fresh SQLite file (removed on exit);
     stopped on exit (its workers with it), and its keys removed from Redis."""
     folder = tempfile.mkdtemp(prefix="nertz-load-")
-    cmd = serve_command(port, db or f"sqlite:///{folder}/load.db", workers, redis, redis_prefix)
+    cmd = serve_command(port, db or f"sqlite:///{folder}/load.db", workers, redis, redis_prefix,
+                        extra)
     out = subprocess.DEVNULL if quiet else None
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=out)
     try:
@@ -485,6 +486,8 @@ class Setup:
     """Whether ``nertz serve`` takes ``--redis-prefix`` (each run keeps its own keys)."""
     server_cores: float | None = None
     """Each server process held to this share of a core (:class:`CpuBudget`), or free."""
+    server_args: tuple[str, ...] = ()
+    """More options for every ``nertz serve`` of the run (``--server-arg``)."""
 
     def say(self, text: str) -> None:
         """A progress line on stderr (unless only the JSON is wanted)."""
@@ -504,7 +507,7 @@ async def phase(setup: Setup, workers: int, rooms: int) -> dict[str, Any]:
             # Left last: the groups are removed once the server's processes have exited.
             stack.callback(budget.release)
         proc = stack.enter_context(server_process(port, setup.quiet_server, setup.db, workers,
-                                                  redis, prefix))
+                                                  redis, prefix, setup.server_args))
         await wait_healthy(base, proc)
         held = 0
         if budget is not None:
@@ -563,6 +566,7 @@ async def phase(setup: Setup, workers: int, rooms: int) -> dict[str, Any]:
         "level": setup.level,
         "bot": setup.bot,
         "server_cores_each": setup.server_cores,
+        "server_args": list(setup.server_args),
         "server_processes_held": held,
     }
     problems = [x for p in parts for x in p["problems"]]
@@ -756,6 +760,9 @@ def main(argv: list[str] | None = None) -> int:
                              "shares, shows what each added worker's CPU carries")
     parser.add_argument("--server-output", action="store_true",
                         help="let the server print to this terminal")
+    parser.add_argument("--server-arg", action="append", default=[], metavar="ARG",
+                        help="one more option for nertz serve, as given (repeatable; e.g. "
+                             "--server-arg=--no-handoff to relay every socket)")
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error(f"--workers must be at least 1, not {args.workers}")
@@ -776,7 +783,8 @@ def main(argv: list[str] | None = None) -> int:
     setup = Setup(args.rooms, args.seconds, args.level, args.bot, rules, procs=args.procs,
                   redis=redis, verbose=not args.json, quiet_server=not args.server_output,
                   profile=args.profile, prefixes="--redis-prefix" in options,
-                  compared=args.workers > 1, server_cores=args.server_cores)
+                  compared=args.workers > 1, server_cores=args.server_cores,
+                  server_args=tuple(args.server_arg))
     with contextlib.ExitStack() as stack:
         if pg is not None:
             setup.db = stack.enter_context(pg_database(pg))

@@ -353,13 +353,16 @@ def test_nertz_bot_bad_url_or_no_server_is_one_line(server: str) -> None:
 
 
 def test_load_bench_runs_small_and_reports_json() -> None:
+    """A small run reports its figures; ``--server-arg`` options reach ``nertz serve`` (one it
+    did not know would keep it from starting) and the report names them."""
     p = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "server_load.py"), "--rooms", "2", "--seconds",
-         "3", "--json"],
+         "3", "--json", "--server-arg=--max-sockets=500"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert p.returncode == 0, p.stderr
     report = json.loads(p.stdout)
+    assert report["server_args"] == ["--max-sockets=500"]
     assert report["rooms"] == 2 and report["clients"] == 8
     assert report["errors"] == 0, report.get("error_samples")
     assert report["moves_per_second"] > 0
