@@ -6,10 +6,19 @@ engine one such commit cost more than all the rest of a move: a pooled connectio
 and reset, a greenlet switch and, on SQLite, a hop to aiosqlite's thread for every statement.
 So the commits alone go straight to the driver, on a connection of their own:
 
-- SQLite: the standard library's :mod:`sqlite3` on one thread kept for it, the whole
-  transaction in one hop to that thread (a plain queue there and ``call_soon_threadsafe``
-  back: an executor's futures, work items and idle semaphore made one hop cost about twice
-  the CPU, some 45 against 24 microseconds on the 2-core test machine);
+- SQLite: the standard library's :mod:`sqlite3`, the whole transaction on the event loop's own
+  thread when the write lock is free at once (it nearly always is: this process's writers
+  take turns before they reach it, :class:`nertz.server.store.Store`). A commit in WAL mode
+  with ``synchronous=NORMAL`` writes the log file without syncing it and takes tens of
+  microseconds, less than the hop to a thread and back it used to make (3 to 6% of the
+  server's CPU per move, ``bench/server_load.py --rooms 60``, two pairs side by side; the
+  round trip's median some 0.2 ms longer, as other sockets wait out each commit). What could keep
+  the loop waiting goes to a thread kept for it: a write lock another process holds (that
+  commit is made there, waiting up to the busy timeout) and the checkpoints that copy the log
+  back into the database, syncing it (never made on the loop's connection:
+  :data:`CHECKPOINT_EVERY`). The thread is reached through a plain queue and
+  ``call_soon_threadsafe`` back (an executor's futures, work items and idle semaphore made one
+  hop cost about twice the CPU, some 45 against 24 microseconds on the 2-core test machine);
 - PostgreSQL: one :mod:`asyncpg` connection, the rows sent as arrays in one statement.
 
 The statements are the same as the schema's (:mod:`nertz.server.store`, kept by Alembic): the
@@ -23,11 +32,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import logging
 import queue
 import sqlite3
 import threading
 from collections.abc import Callable
 from typing import Any, Final, Protocol
+
+log = logging.getLogger("nertz.store")
+
+CHECKPOINT_EVERY: Final = 200
+"""Commits on the event loop's connection between two checkpoints on the writer's thread (a
+commit adds a few pages to the log; SQLite's own automatic checkpoint, switched off on that
+connection, comes every 1,000 pages)."""
 
 Row = tuple[str, int, str, str, float]
 """One ``room_log`` row: room, seq, kind, data (JSON text), at."""
@@ -79,7 +96,9 @@ def _settle(fut: asyncio.Future[Any], result: Any, exc: BaseException | None) ->
 
 
 class SqliteLogWriter:
-    """:class:`LogWriter` on SQLite: one :mod:`sqlite3` connection on a thread of its own."""
+    """:class:`LogWriter` on SQLite: commits on the event loop's thread while the write lock is
+    free at once, on a thread of its own otherwise; checkpoints there (see the module's
+    notes)."""
 
     def __init__(self, path: str, busy_seconds: float) -> None:
         self.path = path
@@ -87,12 +106,38 @@ class SqliteLogWriter:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._conn: sqlite3.Connection | None = None
+        """The thread's connection (waits for a busy lock; checkpoints)."""
+        self._here: sqlite3.Connection | None = None
+        """The event loop's connection: never waits for a lock, never checkpoints."""
+        self._commits = 0
+        self._checkpoint: asyncio.Task[None] | None = None
 
     async def commit(self, rows: list[Row], epochs: dict[str, int],
                      snapshots: list[SnapshotRow]) -> set[str]:
         """See :meth:`LogWriter.commit`."""
-        fenced: set[str] = await self._call(lambda: self._commit(rows, epochs, snapshots))
+        if self._here is None:
+            self._here = self._connect(wait=False)
+        try:
+            fenced = self._commit(self._here, rows, epochs, snapshots)
+        except Busy:
+            # Another process holds the write lock: wait for it on the thread, not here.
+            fenced = await self._call(
+                lambda: self._commit(self._thread_conn(), rows, epochs, snapshots))
+        self._commits += 1
+        if self._commits >= CHECKPOINT_EVERY and self._checkpoint is None:
+            self._commits = 0
+            self._checkpoint = asyncio.get_running_loop().create_task(self._checkpoint_now())
         return fenced
+
+    async def _checkpoint_now(self) -> None:
+        try:
+            # PASSIVE: copies what no reader still needs, never waits for a writer or reader.
+            await self._call(lambda: self._thread_conn().execute(
+                "PRAGMA wal_checkpoint(PASSIVE)").fetchall())
+        except Exception as exc:  # the next one tries again; commits go on meanwhile
+            log.warning("the log's checkpoint failed: %s", exc)
+        finally:
+            self._checkpoint = None
 
     async def _call(self, fn: Callable[[], Any]) -> Any:
         """``fn()`` on the connection's thread (started at the first call), its result or its
@@ -118,19 +163,27 @@ class SqliteLogWriter:
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(_settle, fut, result, error)
 
-    def _connect(self) -> sqlite3.Connection:
-        # Autocommit mode: the transaction is begun and ended here, explicitly.
-        conn = sqlite3.connect(self.path, timeout=self.busy_seconds, isolation_level=None,
-                               check_same_thread=False)
+    def _connect(self, wait: bool) -> sqlite3.Connection:
+        """A connection in autocommit mode (transactions are begun and ended explicitly);
+        ``wait``: a busy lock is waited for, up to the busy timeout. One that may not wait
+        never checkpoints either (:data:`CHECKPOINT_EVERY`)."""
+        conn = sqlite3.connect(self.path, timeout=self.busy_seconds if wait else 0,
+                               isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
+        if not wait:
+            conn.execute("PRAGMA wal_autocheckpoint=0")
         return conn
 
-    def _commit(self, rows: list[Row], epochs: dict[str, int],
+    def _thread_conn(self) -> sqlite3.Connection:
+        """The thread's connection (on the thread only)."""
+        if self._conn is None:
+            self._conn = self._connect(wait=True)
+        return self._conn
+
+    @staticmethod
+    def _commit(conn: sqlite3.Connection, rows: list[Row], epochs: dict[str, int],
                 snapshots: list[SnapshotRow]) -> set[str]:
-        conn = self._conn
-        if conn is None:
-            conn = self._conn = self._connect()
         try:
             # IMMEDIATE: the write lock first, so the transaction never has to upgrade a read.
             conn.execute("BEGIN IMMEDIATE")
@@ -162,6 +215,11 @@ class SqliteLogWriter:
 
     async def close(self) -> None:
         """See :meth:`LogWriter.close`."""
+        if self._checkpoint is not None:
+            await self._checkpoint
+        if self._here is not None:
+            self._here.close()
+            self._here = None
         thread = self._thread
         if thread is None:
             return

@@ -225,3 +225,68 @@ async def test_the_sqlite_writer_thread_answers_in_order_and_stops(tmp_path: Any
     assert thread is not None and thread.is_alive()
     await writer.close()
     assert not thread.is_alive()
+
+
+async def test_the_sqlite_writer_commits_on_the_loop_and_waits_for_a_lock_on_its_thread(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commits go straight through on the event loop's thread (no writer thread is started
+    for them); one that meets another process's write lock waits for it on the thread,
+    without holding up the loop, and lands once the lock is let go; every
+    ``CHECKPOINT_EVERY`` commits a checkpoint runs on the thread, the loop's own connection
+    never making one."""
+    import sqlite3
+
+    from nertz.server import log_writer
+    from nertz.server.log_writer import SqliteLogWriter
+
+    path = str(tmp_path / "w.db")
+    setup = sqlite3.connect(path, isolation_level=None)
+    setup.execute("PRAGMA journal_mode=WAL")
+    setup.executescript(
+        "CREATE TABLE room_log (room_id TEXT, seq INTEGER, kind TEXT, data TEXT, at REAL);"
+        "CREATE TABLE room_epochs (room_id TEXT PRIMARY KEY, epoch INTEGER);"
+        "CREATE TABLE room_snapshots (room_id TEXT PRIMARY KEY, seq INTEGER, format INTEGER,"
+        " epoch INTEGER, data TEXT, at REAL);"
+        "INSERT INTO room_epochs VALUES ('r', 2);")
+    monkeypatch.setattr(log_writer, "CHECKPOINT_EVERY", 3)
+    hops: list[Any] = []  # what was sent to the writer's thread
+    writer = SqliteLogWriter(path, 5.0)
+    real_call = writer._call
+
+    async def spying_call(fn: Any) -> Any:
+        hops.append(fn)
+        return await real_call(fn)
+
+    writer._call = spying_call  # type: ignore[method-assign]
+    try:
+        assert await writer.commit([("r", 0, "move", "{}", 1.0)], {"r": 2}, []) == set()
+        assert await writer.commit([("r", 1, "move", "{}", 1.0)], {"r": 1}, []) == {"r"}
+        assert writer._thread is None and hops == []  # no hop for either
+        # Another process takes the write lock: the next commit waits for it on the thread.
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        pending = asyncio.ensure_future(
+            writer.commit([("r", 1, "move", "{}", 2.0)], {"r": 2}, []))
+        ticks = 0
+        while ticks < 20:  # the loop keeps turning meanwhile
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert not pending.done() and writer._thread is not None
+        other.execute("COMMIT")
+        other.close()
+        assert await pending == set()
+        # Three commits so far: the third set off a checkpoint, on the thread.
+        for _ in range(200):
+            if len(hops) >= 2 and writer._checkpoint is None:
+                break
+            await asyncio.sleep(0.01)
+        assert len(hops) == 2 and writer._checkpoint is None
+        await writer.commit([("r", 2, "move", "{}", 3.0)], {"r": 2}, [])
+        assert len(hops) == 2
+        rows = setup.execute("SELECT seq FROM room_log ORDER BY seq").fetchall()
+        assert rows == [(0,), (1,), (2,)]
+        assert writer._here is not None
+        assert writer._here.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+    finally:
+        await writer.close()
+        setup.close()
