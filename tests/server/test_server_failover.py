@@ -312,18 +312,27 @@ async def test_three_processes_one_game(service: Service, quick_bots: None,
     assert updates == [m["m"] for m in moves][-len(updates):]
 
 
-@pytest.mark.parametrize("handoff", [True, False], ids=["handed", "relayed"])
+@pytest.mark.parametrize("mode", ["handed", "relayed", "owner-takes-none"])
 async def test_a_socket_handed_to_the_owner_outlives_the_process_it_reached(
-        service: Service, handoff: bool) -> None:
+        service: Service, mode: str) -> None:
     """A socket that reaches a process of this machine not owning its room is handed to the
     owner whole: SIGKILL the process it reached, and the socket still works, with no
     reconnection. With handoff off (``--no-handoff``) the same socket is relayed, dies with
-    that process, and its client reconnects (through the proxy, to the owner)."""
-    service.handoff = handoff
-    first, second = start(service, 2)
-    made = await create(first.url, "Ann")
-    owner = await service.owner_proc(made["room"])
-    reached = second if owner is first else first
+    that process, and its client reconnects (through the proxy, to the owner); so it is when
+    the owner takes no sockets (the process reached tries, and relays instead)."""
+    if mode == "owner-takes-none":
+        service.handoff = False
+        owner = start(service, 1)[0]  # alone: every room is its
+        made = await create(owner.url, "Ann")
+        service.handoff = True
+        reached = start(service, 1)[0]
+    else:
+        service.handoff = mode == "handed"
+        first, second = start(service, 2)
+        made = await create(first.url, "Ann")
+        owner = await service.owner_proc(made["room"])
+        reached = second if owner is first else first
+    assert await service.owner_proc(made["room"]) is owner
     proxy = Proxy([reached, owner])  # the first connection goes to ``reached``
     await proxy.start()
     ann = client(proxy.url, made, "Ann")
@@ -335,7 +344,7 @@ async def test_a_socket_handed_to_the_owner_outlives_the_process_it_reached(
         await join(owner.url, made["room"], "Bob")
         await until(lambda: ann.room is not None and len(ann.room["players"]) == 2, 30,
                     "the join's broadcast")
-        assert (ann.reconnects == 0) is handoff, ann.reconnects
+        assert (ann.reconnects == 0) is (mode == "handed"), ann.reconnects
     finally:
         await ann.close()
         await proxy.close()

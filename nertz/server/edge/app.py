@@ -772,7 +772,8 @@ def create_app(
         try:
             # Within this process's own cap (its files), before the service's: the owner
             # counts a handed socket against that one itself.
-            if await _hand_over(scope, room_id):
+            handed, elsewhere = await _hand_over(scope, room_id)
+            if handed:
                 return
             if not await shared.hold(f"address {address}", sockets_per_address):
                 await _refuse(ws, "too many sockets from one address: at most "
@@ -782,7 +783,10 @@ def create_app(
                 await ws.accept()
                 conn = Connection(send, address)
                 try:
-                    await _serve(receive, conn, room_id)
+                    if elsewhere is not None:  # known already: no second look-up
+                        await _pipe(receive, conn, elsewhere)
+                    else:
+                        await _serve(receive, conn, room_id)
                 except OwnedElsewhere as exc:
                     await _pipe(receive, conn, exc)
                 finally:
@@ -795,23 +799,27 @@ def create_app(
 
     app.add_middleware(SocketRoute, path="/ws/{room_id}", endpoint=socket)
 
-    async def _hand_over(scope: Scope, room_id: str) -> bool:
+    async def _hand_over(scope: Scope,
+                         room_id: str) -> tuple[bool, OwnedElsewhere | None]:
         """Give the socket to its room's owner if that is another process of this machine
-        (:mod:`nertz.server.cluster.handoff`); True: it went, nothing more to do here.
-        Anything else (the room here, nowhere, on another machine; a refused handoff) is
-        served here as always."""
+        (:mod:`nertz.server.cluster.handoff`). Returns whether it went (nothing more to do
+        here) and, when it did not, the owner found elsewhere (the socket is piped there).
+        Anything else (the room here or nowhere, no handoff on this process) is served here
+        as always."""
         door = state.get("handoff")
         proto = scope.get("extensions", {}).get(HANDOVER)
         if door is None or proto is None or proto.handed_in:
-            return False
+            return False, None
         try:
             await find_room(room_id)
         except OwnedElsewhere as exc:
             owner = exc.owner
-            return bool(proto.hand_over(lambda fd, request: door.give(owner, fd, request)))
+            if proto.hand_over(lambda fd, request: door.give(owner, fd, request)):
+                return True, None
+            return False, exc
         except (ApiError, StoreBusy):
             pass  # said to the client once its socket is open
-        return False
+        return False, None
 
     async def _refuse(ws: WebSocket, message: str, status: int) -> None:
         """Refuse a socket at its handshake: an HTTP answer naming the cap where the server
