@@ -212,3 +212,54 @@ def test_a_socket_is_handed_over_whole_or_not_at_all() -> None:
             t.sock.close()
 
     asyncio.run(scenario())
+
+
+def test_frames_written_at_once_are_what_the_library_reads() -> None:
+    """A text frame written straight to the transport (the broadcasts' road) is read back by
+    the ``websockets`` library's own parser whole, for each of the three header sizes; before
+    the handshake, after a close, or with the transport's buffer full, nothing is written
+    and the caller is told to use ASGI's send."""
+    from websockets.frames import Frame, Opcode
+    from websockets.streams import StreamReader
+
+    async def scenario() -> None:
+        done = asyncio.Event()
+
+        async def app(scope: Any, receive: Any, send: Any) -> None:
+            await receive()
+            await send({"type": "websocket.accept"})
+            await done.wait()
+
+        config = server_config(app, "127.0.0.1", 0, log_config=None)
+        config.load()
+        proto = SocketProtocol(config, ServerState(), {})
+        transport = _Transport()
+        proto.connection_made(transport)
+        assert not proto.send_text_now(b"too soon")  # no handshake yet
+        proto.data_received(UPGRADE)
+        for _ in range(10):
+            await asyncio.sleep(0)
+        assert transport.written.startswith(b"HTTP/1.1 101")
+        transport.written = b""
+        texts = [b"x" * 10, "\u00e9t\u00e9 ".encode() * 60, b"{" + b"y" * 70_000 + b"}"]
+        for text in texts:
+            assert proto.send_text_now(text)
+        reader = StreamReader()
+        reader.feed_data(transport.written)
+        for text in texts:
+            parser = Frame.parse(reader.read_exact, mask=False)
+            try:
+                next(parser)
+                raise AssertionError("a frame was cut short")
+            except StopIteration as end:
+                frame = end.value
+            assert frame.opcode is Opcode.TEXT and frame.fin and frame.data == text
+        proto.writable.clear()  # the transport's buffer is past its high-water mark
+        assert not proto.send_text_now(b"later")
+        proto.writable.set()
+        proto.close_sent = True
+        assert not proto.send_text_now(b"after the close")
+        done.set()
+        transport.sock.close()
+
+    asyncio.run(scenario())

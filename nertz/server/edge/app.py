@@ -781,7 +781,8 @@ def create_app(
                 return
             try:
                 await ws.accept()
-                conn = Connection(send, address)
+                proto = scope.get("extensions", {}).get(HANDOVER)
+                conn = Connection(send, address, proto.send_text_now if proto else None)
                 try:
                     if elsewhere is not None:  # known already: no second look-up
                         await _pipe(receive, conn, elsewhere)

@@ -5,10 +5,12 @@ table (messages queue, and under load several share one frame, a line each); a r
 falls too far behind is cut (it reconnects and catches up); a close waits for what is queued
 and its close frame to go.
 
-It writes through the server's own ASGI ``send`` (uvicorn's), not a framework's WebSocket
-object: every broadcast passes here once per socket, and each wrapper layer in between (state
-checks, exception handlers' send hooks) is a coroutine call per frame, paid for nothing once
-the socket is open.
+It writes each frame straight to the socket's transport where the server's protocol allows
+(:meth:`~nertz.server.edge.socket_protocol.SocketProtocol.send_text_now`), else through the
+server's own ASGI ``send`` (uvicorn's), never a framework's WebSocket object: every broadcast
+passes here once per socket, and each layer in between (state checks, exception handlers' send
+hooks, message dicts, the text decoded to be encoded again) is paid for nothing once the
+socket is open.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
+from collections.abc import Callable
 
 from starlette.types import Send
 
@@ -33,9 +36,13 @@ class Connection:
     """One WebSocket as a :class:`~nertz.server.edge.fanout.Sink`: a queue and a writer task, so a
     slow reader never holds up the table."""
 
-    def __init__(self, send: Send, address: str = "") -> None:
+    def __init__(self, send: Send, address: str = "",
+                 send_now: Callable[[bytes], bool] | None = None) -> None:
         self._send = send
         """The socket's ASGI ``send``, after its ``websocket.accept``."""
+        self._send_now = send_now
+        """Writes a text frame at once where it can (True), else the ASGI ``send`` is used
+        (:meth:`nertz.server.edge.socket_protocol.SocketProtocol.send_text_now`)."""
         self.address = address
         """The client's address (the edge bars a kicked player's)."""
         # A plain deque and one waiter, not an asyncio.Queue: every broadcast passes here once
@@ -101,6 +108,7 @@ class Connection:
     async def _write(self) -> None:
         queue = self.queue
         send = self._send
+        send_now = self._send_now
         loop = asyncio.get_running_loop()
         try:
             while True:
@@ -112,7 +120,8 @@ class Connection:
                 if data is None:
                     break
                 if not queue:
-                    await send({"type": "websocket.send", "text": data.decode()})
+                    if send_now is None or not send_now(data):
+                        await send({"type": "websocket.send", "text": data.decode()})
                     continue
                 # Under load several messages wait: one frame carries them all, a line each
                 # (JSON text never holds a raw newline), which costs far less than a frame each.
@@ -124,7 +133,9 @@ class Connection:
                         done = True
                         break
                     batch.append(item)
-                await send({"type": "websocket.send", "text": b"\n".join(batch).decode()})
+                joined = b"\n".join(batch)
+                if send_now is None or not send_now(joined):
+                    await send({"type": "websocket.send", "text": joined.decode()})
                 if done:
                     break
         except Exception:  # the peer went away; the reader side notices and detaches

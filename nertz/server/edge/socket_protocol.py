@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import struct
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -23,6 +24,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from uvicorn.server import ServerState
 from websockets.http11 import Request
+from websockets.protocol import State
 
 log = logging.getLogger("nertz.handoff")
 
@@ -98,6 +100,35 @@ class SocketProtocol(WebSocketsSansIOProtocol):
         before the pause, and belong to nobody here)."""
         if not self.handed_over:
             super().data_received(data)
+
+    def send_text_now(self, data: bytes) -> bool:
+        """Write one text frame (``data``: UTF-8) at once; False where it cannot, and the
+        caller sends through ASGI instead: the socket not open, a close sent, an extension
+        agreed (a frame would need it), or the transport's buffer past its high-water mark
+        (ASGI's send waits for it to drain).
+
+        Every broadcast goes out once per socket. Through ASGI a frame costs a message dict,
+        the text decoded and encoded again, a coroutine, and the library's frame object and
+        serialiser; the frame itself is two to ten bytes of header (RFC 6455, 5.2: a server's
+        frames are not masked)."""
+        if (self.close_sent or self.conn.state is not State.OPEN or self.conn.extensions
+                or not self.writable.is_set()):
+            return False
+        size = len(data)
+        if size < 126:
+            header = _SHORT.pack(0x81, size)
+        elif size < 65536:
+            header = _MEDIUM.pack(0x81, 126, size)
+        else:
+            header = _LONG.pack(0x81, 127, size)
+        self.transport.write(header + data)
+        return True
+
+
+_SHORT: Final = struct.Struct("!BB")
+_MEDIUM: Final = struct.Struct("!BBH")
+_LONG: Final = struct.Struct("!BBQ")
+"""A final text frame's header: FIN and the opcode, then the length in 7, 16 or 64 bits."""
 
 
 class HandedIn:
