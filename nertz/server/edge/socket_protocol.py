@@ -7,8 +7,10 @@ process of this machine (:mod:`nertz.server.cluster.handoff`), which then answer
 and serves the socket as if the client had reached it first. Between the workers of one
 machine that replaces relaying every frame through Redis, twice, with nothing at all.
 
-The app finds the protocol in its socket's scope, under :data:`HANDOVER` (absent on any other
-server: the app then never tries). A connection that arrived by handover is marked
+It also writes a text frame straight to its transport when asked
+(:meth:`SocketProtocol.send_text_now`), the road of every broadcast: ASGI's send costs more than
+the frame. The app finds the protocol in its socket's scope, under :data:`HANDOVER` (absent on
+any other server: the app then never tries either). A connection that arrived by handover is marked
 (:attr:`SocketProtocol.handed_in`) and is never handed on again: no connection circles.
 """
 
@@ -36,7 +38,8 @@ IMPORT_PATH: Final = "nertz.server.edge.socket_protocol:SocketProtocol"
 
 
 class SocketProtocol(WebSocketsSansIOProtocol):
-    """uvicorn's sans-I/O WebSocket protocol, plus :meth:`hand_over`."""
+    """uvicorn's sans-I/O WebSocket protocol, plus :meth:`hand_over` (the connection to
+    another process) and :meth:`send_text_now` (a frame straight to the transport)."""
 
     def __init__(self, config: Config, server_state: ServerState, app_state: dict[str, Any],
                  _loop: asyncio.AbstractEventLoop | None = None,
