@@ -21,7 +21,7 @@ from typing import Any, Final
 import uvicorn
 
 from nertz.server.edge.app import MAX_SOCKETS, ROOMS_PER_MINUTE, SOCKETS_PER_ADDRESS
-from nertz.server.edge.socket_protocol import IMPORT_PATH as SOCKET_PROTOCOL
+from nertz.server.edge.socket_protocol import IMPORT_PATH
 from nertz.server.hub import ROOM_IDLE_SECONDS
 from nertz.server.protocol import MAX_MESSAGE_BYTES
 from nertz.server.store import normalise_url
@@ -32,7 +32,7 @@ DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 WORKER_ENV = "NERTZ_WORKER_CONFIG"
 """How the supervisor hands each worker process its app's settings (JSON)."""
 
-WS_PROTOCOL: Final = SOCKET_PROTOCOL
+WS_PROTOCOL: Final = IMPORT_PATH
 """uvicorn's WebSocket implementation: its ``websockets-sansio`` one (the ``websockets``
 library's sans-I/O protocol, driven straight from uvicorn's own asyncio protocol), able to hand
 a connection to another process (:mod:`nertz.server.edge.socket_protocol`). uvicorn's default

@@ -49,7 +49,7 @@ from nertz.server import protocol
 from nertz.server.cluster.remote import RemoteSocket
 from nertz.server.edge.connection import Connection
 from nertz.server.edge.latency import PING_INTERVAL, Prober
-from nertz.server.edge.socket_protocol import HANDOVER, HandedIn
+from nertz.server.edge.socket_protocol import HANDOVER, HandedIn, SocketProtocol
 from nertz.server.hub import ROOM_IDLE_SECONDS, Hub, OwnedElsewhere
 from nertz.server.limits import (
     Limits,
@@ -772,7 +772,8 @@ def create_app(
         try:
             # Within this process's own cap (its files), before the service's: the owner
             # counts a handed socket against that one itself.
-            handed, elsewhere = await _hand_over(scope, room_id)
+            proto = scope.get("extensions", {}).get(HANDOVER)
+            handed, elsewhere = await _hand_over(proto, room_id)
             if handed:
                 return
             if not await shared.hold(f"address {address}", sockets_per_address):
@@ -781,7 +782,6 @@ def create_app(
                 return
             try:
                 await ws.accept()
-                proto = scope.get("extensions", {}).get(HANDOVER)
                 conn = Connection(send, address, proto.send_text_now if proto else None)
                 try:
                     if elsewhere is not None:  # known already: no second look-up
@@ -800,15 +800,15 @@ def create_app(
 
     app.add_middleware(SocketRoute, path="/ws/{room_id}", endpoint=socket)
 
-    async def _hand_over(scope: Scope,
+    async def _hand_over(proto: SocketProtocol | None,
                          room_id: str) -> tuple[bool, OwnedElsewhere | None]:
-        """Give the socket to its room's owner if that is another process of this machine
+        """Give the socket (``proto``: the server's protocol of it, None on another server) to
+        its room's owner if that is another process of this machine
         (:mod:`nertz.server.cluster.handoff`). Returns whether it went (nothing more to do
         here) and, when it did not, the owner found elsewhere (the socket is piped there).
         Anything else (the room here or nowhere, no handoff on this process) is served here
         as always."""
         door = state.get("handoff")
-        proto = scope.get("extensions", {}).get(HANDOVER)
         if door is None or proto is None or proto.handed_in:
             return False, None
         try:

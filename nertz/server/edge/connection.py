@@ -119,23 +119,21 @@ class Connection:
                 data = queue.popleft()
                 if data is None:
                     break
-                if not queue:
-                    if send_now is None or not send_now(data):
-                        await send({"type": "websocket.send", "text": data.decode()})
-                    continue
-                # Under load several messages wait: one frame carries them all, a line each
-                # (JSON text never holds a raw newline), which costs far less than a frame each.
-                batch = [data]
                 done = False
-                while queue and len(batch) < FRAME_BATCH:
-                    item = queue.popleft()
-                    if item is None:
-                        done = True
-                        break
-                    batch.append(item)
-                joined = b"\n".join(batch)
-                if send_now is None or not send_now(joined):
-                    await send({"type": "websocket.send", "text": joined.decode()})
+                if queue:
+                    # Under load several messages wait: one frame carries them all, a line
+                    # each (JSON text never holds a raw newline), which costs far less than a
+                    # frame each.
+                    batch = [data]
+                    while queue and len(batch) < FRAME_BATCH:
+                        item = queue.popleft()
+                        if item is None:
+                            done = True
+                            break
+                        batch.append(item)
+                    data = b"\n".join(batch)
+                if send_now is None or not send_now(data):
+                    await send({"type": "websocket.send", "text": data.decode()})
                 if done:
                     break
         except Exception:  # the peer went away; the reader side notices and detaches
