@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import deque
 from collections.abc import Callable
 
 from starlette.types import Send
+
+from nertz.server.edge.mailbox import Mailbox
 
 MAX_QUEUE = 2000
 """Messages queued for one socket before it counts as dead (a client that stopped reading)."""
@@ -45,10 +46,9 @@ class Connection:
         (:meth:`nertz.server.edge.socket_protocol.SocketProtocol.send_text_now`)."""
         self.address = address
         """The client's address (the edge bars a kicked player's)."""
-        # A plain deque and one waiter, not an asyncio.Queue: every broadcast passes here once
-        # per socket, and a queue's bookkeeping (unfinished tasks, getters) is paid for nothing.
-        self.queue: deque[bytes | None] = deque()
-        self._waiter: asyncio.Future[None] | None = None
+        self._box: Mailbox[bytes | None] = Mailbox(asyncio.get_running_loop())
+        self.queue = self._box.items
+        """What waits to be written (None: the close)."""
         self.closed = False
         self.close_code = 1000
         self.close_reason = ""
@@ -62,15 +62,7 @@ class Connection:
         if len(self.queue) >= MAX_QUEUE:
             self.cut()
             return
-        self._put(data)
-
-    def _put(self, item: bytes | None) -> None:
-        self.queue.append(item)
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
+        self._box.put(data)
 
     def cut(self) -> None:
         """Drop a socket that stopped reading: what is queued is thrown away and the socket
@@ -91,7 +83,7 @@ class Connection:
         if not self.closed:
             self.closed = True
             self.close_code, self.close_reason = code, reason
-            self._put(None)
+            self._box.put(None)
 
     async def finish(self) -> None:
         """Wait until what is queued and the close frame have gone (at most
@@ -109,12 +101,11 @@ class Connection:
         queue = self.queue
         send = self._send
         send_now = self._send_now
-        loop = asyncio.get_running_loop()
+        box = self._box
         try:
             while True:
                 if not queue:
-                    self._waiter = loop.create_future()
-                    await self._waiter
+                    await box.wait()
                     continue
                 data = queue.popleft()
                 if data is None:

@@ -9,8 +9,18 @@ machine that replaces relaying every frame through Redis, twice, with nothing at
 
 It also writes a text frame straight to its transport when asked
 (:meth:`SocketProtocol.send_text_now`), the road of every broadcast: ASGI's send costs more than
-the frame. The app finds the protocol in its socket's scope, under :data:`HANDOVER` (absent on
-any other server: the app then never tries either). A connection that arrived by handover is marked
+the frame. And it reads the frames of moves on a short road of its own: once the socket is open,
+a whole, unfragmented, masked text frame is split off the stream, unmasked and queued for the
+app here, and every other frame (pings, pongs, a close, fragments, binary frames, anything the
+library must refuse) goes to the ``websockets`` library whole, so that its parser, which only
+ever sees whole frames, is always at a frame's start when the next one comes (see
+:meth:`SocketProtocol.data_received`). Messages wait in a light queue (a
+:class:`~nertz.server.edge.mailbox.Mailbox`), and
+reading pauses only when :data:`READ_AHEAD` of them wait, not after each one as uvicorn's does
+(two event-loop calls a frame).
+
+The app finds the protocol in its socket's scope, under :data:`HANDOVER` (absent on any other
+server: the app then never tries either). A connection that arrived by handover is marked
 (:attr:`SocketProtocol.handed_in`) and is never handed on again: no connection circles.
 """
 
@@ -27,6 +37,14 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 from uvicorn.server import ServerState
 from websockets.http11 import Request
 from websockets.protocol import State
+from websockets.streams import StreamReader
+
+from nertz.server.edge.mailbox import Mailbox
+
+try:  # the library's C unmasking where it was built, as its own parser uses
+    from websockets.speedups import apply_mask
+except ImportError:  # pragma: no cover
+    from websockets.utils import apply_mask
 
 log = logging.getLogger("nertz.handoff")
 
@@ -35,6 +53,38 @@ HANDOVER: Final = "nertz.handover"
 
 IMPORT_PATH: Final = "nertz.server.edge.socket_protocol:SocketProtocol"
 """How uvicorn's ``ws`` setting names this protocol (a name survives the trip to a worker)."""
+
+READ_AHEAD: Final = 32
+"""Messages read from a socket and waiting for the app before reading pauses (the kernel's
+buffer and the client then wait): enough that a client's burst costs no pause, few enough that
+a flooding client's read-ahead stays small (each message is at most the frame size cap)."""
+
+
+class _Inbox(Mailbox[Any]):
+    """The messages read from one socket for the app, in place of uvicorn's ``asyncio.Queue``:
+    the methods uvicorn's protocol calls on its queue."""
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def put_nowait(self, message: Any) -> None:
+        """Queue a message for the app, waking its read."""
+        self.put(message)
+
+    def empty(self) -> bool:
+        """Nothing waits."""
+        return not self.items
+
+    def qsize(self) -> int:
+        """How many messages wait."""
+        return len(self.items)
+
+    async def get(self) -> Any:
+        """The next message, once there is one (one reader: the socket's app)."""
+        await self.wait()
+        return self.items.popleft()
 
 
 class SocketProtocol(WebSocketsSansIOProtocol):
@@ -49,6 +99,16 @@ class SocketProtocol(WebSocketsSansIOProtocol):
         """The connection came from another process of this machine."""
         self.handed_over = False
         """The connection went to another process: nothing more is read or written here."""
+        self.queue: _Inbox = _Inbox(self.loop)  # type: ignore[assignment]
+        self._split: bytes | None = None
+        """Once the socket is open, the bytes of a frame not yet whole, split off here (None:
+        every byte still goes to the library, see :meth:`data_received`)."""
+        self._library_only = False
+        """This connection's bytes go to the library as they come, for good (an extension, a
+        close, a frame it must refuse)."""
+        self._whole_frames = False
+        """Every frame goes to the library, whole (a fragmented message or a binary frame
+        came: the library assembles messages from here on)."""
 
     def handle_connect(self, event: Request) -> None:
         """uvicorn's handshake handling; an accepted request's scope also carries this
@@ -100,9 +160,129 @@ class SocketProtocol(WebSocketsSansIOProtocol):
 
     def data_received(self, data: bytes) -> None:
         """Bytes from the client; none once the connection was handed over (they were read
-        before the pause, and belong to nobody here)."""
-        if not self.handed_over:
-            super().data_received(data)
+        before the pause, and belong to nobody here).
+
+        Once the socket is open (the handshake answered, no extension agreed) and the library's
+        parser waits at a frame's start with nothing buffered, the stream is split into frames
+        here: a whole text frame, final, masked, within the size cap, is unmasked and queued
+        for the app as uvicorn would queue it; any other whole frame is given to the library
+        alone, which parses and handles it as ever (a pong, a ping answered, a close, a
+        protocol error failing the connection). A frame's first bytes wait here until it is
+        whole, so the library never holds part of one. After a fragment or a binary frame every
+        frame goes to the library (still one whole frame at a time); a frame over the cap or
+        unmasked, or a close, hands it the rest of the stream."""
+        if self.handed_over:
+            return
+        split = self._split
+        if split is None:
+            if self._library_only or not self._may_split():
+                super().data_received(data)
+                return
+            split = b""
+        self._split = None
+        buf = split + data if split else data
+        end = len(buf)
+        at = 0
+        cap = self.config.ws_max_size
+        while end - at >= 2:
+            head, second = buf[at], buf[at + 1]
+            size = second & 0x7F
+            start = at + 6
+            if size == 126:
+                if end - at < 4:
+                    break
+                size = _LENGTH_16.unpack_from(buf, at + 2)[0]
+                start = at + 8
+            elif size == 127:
+                if end - at < 10:
+                    break
+                size = _LENGTH_64.unpack_from(buf, at + 2)[0]
+                start = at + 14
+            if size > cap or not second & 0x80:
+                # Too big, or not masked: the library refuses it (1009, 1002) from its header.
+                self._to_library(buf[at:])
+                return
+            stop = start + size
+            if stop > end:
+                break
+            if head == 0x81 and not self._whole_frames:
+                if self.close_sent:
+                    # The app is past its close: dropped, as uvicorn drops it.
+                    at = stop
+                    continue
+                try:
+                    text = apply_mask(buf[start:stop], buf[start - 4:start]).decode()
+                except UnicodeDecodeError:
+                    text = None  # the library's to refuse (1007), below
+                if text is not None:
+                    self._deliver({"type": "websocket.receive", "text": text})
+                    at = stop
+                    continue
+            elif head & 0x0F < 0x8:
+                # A fragment, a binary frame, a reserved bit or opcode: the library assembles
+                # (or refuses) what follows.
+                self._whole_frames = True
+            super().data_received(buf[at:stop])
+            at = stop
+            if self.transport.is_closing():
+                self._library_only = True  # nothing more is read
+                return
+            if self.conn.state is not State.OPEN or self.conn.parser_exc is not None:
+                self._to_library(buf[at:])
+                return
+        self._split = buf[at:] if at < end else b""
+
+    def _may_split(self) -> bool:
+        """Whether frames may be split off here from now on (else the library reads them, and
+        if it never may, for good)."""
+        if not self.handshake_complete or self.initial_response is not None:
+            return False
+        if self.conn.state is not State.OPEN or self.conn.extensions or self.close_sent:
+            self._library_only = True
+            return False
+        return _at_frame_start(self.conn.reader, self.conn.parser)
+
+    def _to_library(self, rest: bytes) -> None:
+        self._library_only = True
+        self._split = None
+        if rest:
+            super().data_received(rest)
+
+    def _deliver(self, message: Any) -> None:
+        inbox = self.queue
+        inbox.put_nowait(message)
+        if not self.read_paused and len(inbox) >= READ_AHEAD:
+            self.read_paused = True
+            self.transport.pause_reading()
+
+    def send_receive_event_to_app(self) -> None:
+        """A message the library assembled, queued for the app as uvicorn queues it, except
+        that reading pauses only once :data:`READ_AHEAD` messages wait (uvicorn pauses after
+        each one, and resumes at each read)."""
+        data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)
+        self.frames = []
+        if self.close_sent:
+            return
+        if self.curr_msg_data_type == "text":
+            try:
+                text = data.decode()
+            except UnicodeDecodeError:
+                self.logger.exception("Invalid UTF-8 sequence received from client.")
+                self.conn.send_close(1007)
+                self.handle_parser_exception()
+                return
+            self._deliver({"type": "websocket.receive", "text": text})
+        else:
+            self._deliver({"type": "websocket.receive", "bytes": data})
+
+    async def receive(self) -> Any:
+        """The app's next message (ASGI's ``receive``); reading resumes once none wait."""
+        inbox = self.queue
+        message = await inbox.get()
+        if self.read_paused and not len(inbox):
+            self.read_paused = False
+            self.transport.resume_reading()
+        return message
 
     def send_text_now(self, data: bytes) -> bool:
         """Write one text frame (``data``: UTF-8) at once; False where it cannot, and the
@@ -132,6 +312,26 @@ _SHORT: Final = struct.Struct("!BB")
 _MEDIUM: Final = struct.Struct("!BBH")
 _LONG: Final = struct.Struct("!BBQ")
 """A final text frame's header: FIN and the opcode, then the length in 7, 16 or 64 bits."""
+
+_LENGTH_16: Final = struct.Struct("!H")
+_LENGTH_64: Final = struct.Struct("!Q")
+"""A frame's extended payload length (RFC 6455, 5.2)."""
+
+
+def _at_frame_start(reader: StreamReader, parser: Any) -> bool:
+    """Whether the ``websockets`` parser holds nothing and waits for a new frame: its buffer is
+    empty and, innermost, it waits in ``StreamReader.at_eof``, where it waits only between
+    frames (inside a frame it waits for bytes in ``read_exact``). Any other answer, such as a
+    release of the library that parses otherwise, keeps the library reading every frame."""
+    if reader.buffer:
+        return False
+    inner = parser
+    while (deeper := getattr(inner, "gi_yieldfrom", None)) is not None:
+        inner = deeper
+    return getattr(inner, "gi_code", None) is _AT_EOF_CODE
+
+
+_AT_EOF_CODE: Final = getattr(StreamReader.at_eof, "__code__", None)
 
 
 class HandedIn:
