@@ -89,7 +89,8 @@ class _Inbox(Mailbox[Any]):
 
 class SocketProtocol(WebSocketsSansIOProtocol):
     """uvicorn's sans-I/O WebSocket protocol, plus :meth:`hand_over` (the connection to
-    another process) and :meth:`send_text_now` (a frame straight to the transport)."""
+    another process), :meth:`send_text_now` (a frame straight to the transport) and its own
+    reading of a move's frames (:meth:`data_received`)."""
 
     def __init__(self, config: Config, server_state: ServerState, app_state: dict[str, Any],
                  _loop: asyncio.AbstractEventLoop | None = None,
@@ -328,7 +329,7 @@ def _at_frame_start(reader: StreamReader, parser: Any) -> bool:
     inner = parser
     while (deeper := getattr(inner, "gi_yieldfrom", None)) is not None:
         inner = deeper
-    return getattr(inner, "gi_code", None) is _AT_EOF_CODE
+    return _AT_EOF_CODE is not None and getattr(inner, "gi_code", None) is _AT_EOF_CODE
 
 
 _AT_EOF_CODE: Final = getattr(StreamReader.at_eof, "__code__", None)
