@@ -47,6 +47,14 @@ AXE_CACHE = Path(os.environ.get("NERTZ_TEST_CACHE") or _XDG_CACHE / "nertz-tests
 """Where the tests keep what they download (``NERTZ_TEST_CACHE`` to choose)."""
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The browser tests run after every other test of the session, whatever the order asked:
+    Playwright's synchronous API keeps an event loop running in the main thread until the
+    session's browser closes, and ``asyncio.run`` refuses to start beside it."""
+    here = Path(__file__).resolve().parent
+    items.sort(key=lambda item: item.path.resolve().is_relative_to(here))
+
+
 def _unavailable() -> str | None:
     """Why the browser tests cannot run here, or None."""
     try:
