@@ -75,8 +75,9 @@ class Watch:
             self.movers[message["v"]] = message["seat"]
         mover = self.movers.get(message.get("v", -1)) if kind == "ack" else None
         shown = cards_in(message, mover)
+        # Each message the table made is encoded once: forgotten once checked.
+        kept = self._made.pop(id(made), None) if made is not None else None
         if shown:
-            kept = self._made.get(id(made)) if made is not None else None
             sight = kept[1] if kept is not None and kept[0] is made else self.sight()
             assert sight is not None, message
             visible, hidden = sight
@@ -100,7 +101,6 @@ class Person:
         self.rng = random.Random(seat)
         self.n = 0
         self.results: list[dict[str, Any]] = []
-        self.pointers = 0
 
     def read(self, timeout: float) -> dict[str, Any] | None:
         try:
@@ -146,7 +146,6 @@ class Person:
                           self.rng.choice(["N", "W", "1", "2"])))
             self.ws.send_json({"type": "pointer", "at": "F", "x": 0.5, "y": 0.5,
                                "card": card, "src": src})
-            self.pointers += 1
             if self.n % 16 == 14:
                 self.ws.send_json({"type": "pointer", "at": None})
         if self.n % 6 == 1:

@@ -62,7 +62,7 @@ a flooding client's read-ahead stays small (each message is at most the frame si
 
 class _Inbox(Mailbox[Any]):
     """The messages read from one socket for the app, in place of uvicorn's ``asyncio.Queue``:
-    the methods uvicorn's protocol calls on its queue."""
+    what uvicorn's protocol puts there (``put_nowait``) and this protocol's ``receive`` reads."""
 
     __slots__ = ()
 
@@ -72,14 +72,6 @@ class _Inbox(Mailbox[Any]):
     def put_nowait(self, message: Any) -> None:
         """Queue a message for the app, waking its read."""
         self.put(message)
-
-    def empty(self) -> bool:
-        """Nothing waits."""
-        return not self.items
-
-    def qsize(self) -> int:
-        """How many messages wait."""
-        return len(self.items)
 
     async def get(self) -> Any:
         """The next message, once there is one (one reader: the socket's app)."""
