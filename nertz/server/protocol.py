@@ -176,6 +176,10 @@ def decode(raw: str | bytes) -> ClientMessage:
         raise ProtocolError(f"bad message: {exc}") from None
     except msgspec.DecodeError as exc:
         raise ProtocolError(f"not JSON: {exc}") from None
+    except RecursionError:
+        # Under the size cap a message can still nest a thousand arrays deep; the decoder
+        # then runs out of stack (with the tag after the nested value, it looks ahead).
+        raise ProtocolError("not JSON: nested too deeply") from None
 
 
 def message_id(raw: str | bytes) -> str | None:

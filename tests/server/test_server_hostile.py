@@ -63,6 +63,8 @@ def typed_messages(draw: st.DrawFn) -> dict[str, Any]:
 def nested(depth: int, kind: str) -> str:
     if kind == "list":
         return "[" * depth + "]" * depth
+    if kind == "tag_after":  # the decoder must look past the nesting for the tag
+        return '{"x":' + "[" * depth + "]" * depth + ',"type":"ping","id":"p1"}'
     return '{"type":"ping","id":' + '{"a":' * depth + "1" + "}" * depth + "}"
 
 
@@ -72,7 +74,7 @@ frames = st.one_of(
     typed_messages().map(json.dumps),
     st.text(min_size=protocol.MAX_MESSAGE_BYTES + 1, max_size=12_000, alphabet="xé\"{}"),
     st.integers(1, 4_000).map(lambda n: '{"type":"ping","id":"' + "y" * n + '"}x'),
-    st.builds(nested, st.integers(1, 1_500), st.sampled_from(["list", "dict"])),
+    st.builds(nested, st.integers(1, 1_500), st.sampled_from(["list", "dict", "tag_after"])),
     st.text(max_size=200),
     st.binary(max_size=300),
 )
@@ -133,3 +135,22 @@ def test_hostile_messages(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
         assert ask(a, {"type": "play", "id": "after", "move": "T"})["type"] == "ack"
         assert len(answers) > 300
         assert {"not JSON: JS", "message too "} <= set(answers)
+
+
+def test_nesting_deeper_than_the_decoder_is_an_error_not_a_crash(db_url: str) -> None:
+    # Under the size cap a message can nest some 2,000 arrays deep; with its tag after them the
+    # decoder runs out of stack. An error names it, the socket stays up, and over HTTP it is
+    # a 400 in the API's shape, not a 500.
+    deep = nested(2_000, "tag_after")
+    assert len(deep.encode()) <= protocol.MAX_MESSAGE_BYTES
+    with TestClient(create_app(db_url)) as client, \
+            two_players(client) as (_ann, _bob, a, _b):
+        a.send_text(deep)
+        m = reply(a)
+        assert (m["type"], m["code"]) == ("error", "bad_message")
+        assert m["message"] == "not JSON: nested too deeply"
+        assert ask(a, {"type": "ping", "id": "p", "sent": 1})["type"] == "pong"
+        body = '{"rules":{"preset":"pagat","x":' + "[" * 2_000 + "]" * 2_000 + '},"seats":2}'
+        r = client.post("/api/rooms", content=body, headers={"content-type": "application/json"})
+        assert r.status_code == 400, r.text
+        assert r.json() == {"error": "not JSON: nested too deeply"}

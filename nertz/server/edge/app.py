@@ -178,6 +178,21 @@ async def read_body(request: Request, limit: int, what: str = "request body") ->
     return b"".join(chunks)
 
 
+async def read_json(request: Request, kind: type[Any], limit: int) -> Any:
+    """The request's JSON body (none: ``{}``) as ``kind``; a 400 naming what is wrong, a 413
+    past ``limit`` bytes (:func:`read_body`)."""
+    raw = await read_body(request, limit)
+    try:
+        return msgspec.json.decode(raw or b"{}", type=kind)
+    except msgspec.ValidationError as exc:
+        raise ApiError(400, f"bad request: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise ApiError(400, f"not JSON: {exc}") from None
+    except RecursionError:
+        # A body under the size cap can still nest deeper than the decoder's stack.
+        raise ApiError(400, "not JSON: nested too deeply") from None
+
+
 SECURITY_HEADERS: Final = {
     # The page loads only its own scripts, styles and generated SVG; nobody may frame it.
     "content-security-policy": "default-src 'self'; img-src 'self' data:; "
@@ -412,13 +427,7 @@ def create_app(
                             headers=exc.headers)
 
     async def body(request: Request, kind: type[Any]) -> Any:
-        raw = await read_body(request, protocol.MAX_MESSAGE_BYTES)
-        try:
-            return msgspec.json.decode(raw or b"{}", type=kind)
-        except msgspec.ValidationError as exc:
-            raise ApiError(400, f"bad request: {exc}") from None
-        except msgspec.DecodeError as exc:
-            raise ApiError(400, f"not JSON: {exc}") from None
+        return await read_json(request, kind, protocol.MAX_MESSAGE_BYTES)
 
     async def find_room(key: str) -> LiveRoom | None:
         """The room, rebuilt if need be; a room that cannot be rebuilt is a 503, not a crash.

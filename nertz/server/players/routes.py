@@ -163,15 +163,9 @@ class PlayersApi:
         api = APIRouter()
 
         async def body(request: Request, kind: type[Any]) -> Any:
-            from nertz.server.edge.app import read_body
+            from nertz.server.edge.app import read_json
 
-            raw = await read_body(request, MAX_BODY)
-            try:
-                return msgspec.json.decode(raw or b"{}", type=kind)
-            except msgspec.ValidationError as exc:
-                raise error(400, f"bad request: {exc}") from None
-            except msgspec.DecodeError as exc:
-                raise error(400, f"not JSON: {exc}") from None
+            return await read_json(request, kind, MAX_BODY)
 
         async def me_or_401(request: Request) -> Profile:
             profile = await get().identities.find(token_from(request))
