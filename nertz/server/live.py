@@ -35,6 +35,9 @@ class LiveRoom:
         self.fanout = Fanout()
         self.start_bots = start_bots
         self.tasks: set[asyncio.Task[None]] = set()
+        self.joined_from: dict[str, str] = {}
+        """The address each person here joined from, by player id (this process's memory:
+        what the edge's per-address cap and a kick's bar read; a rebuilt room starts empty)."""
         table.on_bot = self.start_bot
         bus.subscribe(table.id, self.fanout)
         table.connect(self._publish)

@@ -22,6 +22,7 @@ from server_support import (
     join,
     live_server,
     recv,
+    recv_until,
     reply,
 )
 from starlette.testclient import TestClient
@@ -31,7 +32,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 import nertz.server.edge.app as app_module
-from nertz.server.edge.app import create_app
+from nertz.server.edge.app import PEOPLE_PER_ADDRESS, create_app
 
 
 def ws_url(base: str, room: str) -> str:
@@ -295,6 +296,41 @@ def test_a_kicked_player_cannot_rejoin_at_once(db_url: str) -> None:
         assert rejoin("\u0412ob", "10.0.0.3").status_code == 403  # a name that looks like his
         # Someone else, from elsewhere, still may.
         assert rejoin("Cy", "10.0.0.3").status_code == 200
+
+
+def test_one_address_cannot_fill_a_room(db_url: str) -> None:
+    """Joins from one address stop at PEOPLE_PER_ADDRESS, so one client cannot fill a public
+    room with spectators; the host can kick one of them (it never opened a socket) and that
+    bars the address it joined from, and people from elsewhere still get in."""
+    app = ProxyHeadersMiddleware(create_app(db_url), trusted_hosts=["testclient"])
+
+    def at(address: str) -> dict[str, str]:
+        return {"X-Forwarded-For": address}
+
+    with TestClient(app) as client:
+        ann = client.post("/api/rooms", json={"seats": 2, "name": "Ann"},
+                          headers=at("10.0.0.1")).json()
+
+        def join_as(name: str, address: str) -> httpx.Response:
+            return client.post(f"/api/rooms/{ann['room']}/join",
+                               json={"name": name, "spectator": True}, headers=at(address))
+
+        crowd = [join_as(f"Watcher {i}", "10.0.0.9") for i in range(PEOPLE_PER_ADDRESS)]
+        assert all(r.status_code == 200 for r in crowd), [r.text for r in crowd]
+        refused = join_as("One more", "10.0.0.9")
+        assert refused.status_code == 403, refused.text
+        assert "from your address" in refused.json()["error"]
+        assert join_as("Cy", "10.0.0.3").status_code == 200
+        with client.websocket_connect(f"/ws/{ann['room']}", headers=at("10.0.0.1")) as a:
+            hello(a, ann["token"])
+            a.send_text(json.dumps({"type": "kick", "player": crowd[0].json()["player"]}))
+            gone = crowd[0].json()["player"]
+            while gone in {p["id"] for p in recv_until(a, "room")[0]["room"]["players"]}:
+                pass
+        # The seat left is free, but not to the address the kicked one joined from.
+        again = join_as("Someone new", "10.0.0.9")
+        assert again.status_code == 403 and "removed" in again.json()["error"], again.text
+        assert join_as("Dee", "10.0.0.4").status_code == 200
 
 
 def test_a_kick_does_not_bar_the_hosts_own_address(client: TestClient) -> None:

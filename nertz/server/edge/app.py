@@ -118,6 +118,11 @@ BAD_TOKENS = Rate("bad_tokens", BAD_TOKENS_PER_MINUTE)
 KICK_BAR_SECONDS = 600.0
 """How long a kicked player's address and name may not join the room again."""
 
+PEOPLE_PER_ADDRESS = 16
+"""People one client address may bring into one room (a household, a small class behind one
+address fits): more joins from it are refused, so that one address cannot fill a public room
+and keep everyone else out."""
+
 
 class CreateRoom(msgspec.Struct, forbid_unknown_fields=True):
     """Body of ``POST /api/rooms``."""
@@ -155,6 +160,11 @@ class ApiError(Exception):
 
 def _error(code: str, message: str, action_id: str | None = None) -> bytes:
     return protocol.encode(Error(code, message, action_id))
+
+
+def _address(request: Request) -> str:
+    """The client's address as the server sees it (behind a trusted proxy, the one it names)."""
+    return request.client.host if request.client else "?"
 
 
 async def read_body(request: Request, limit: int, what: str = "request body") -> bytes:
@@ -476,7 +486,7 @@ def create_app(
     new_rooms = Rate("rooms", rooms_per_minute)
 
     async def check_room_limit(request: Request) -> None:
-        address = request.client.host if request.client else "?"
+        address = _address(request)
         wait = await shared.take(new_rooms, address)
         if wait:
             raise ApiError(429, f"too many new rooms from one address: at most "
@@ -547,10 +557,21 @@ def create_app(
 
     async def _join(request: Request, room: LiveRoom, name: str,
                     spectator: bool) -> dict[str, Any]:
-        return await _tie(request, room.id, await _join_table(room, name, spectator))
+        return await _tie(request, room.id,
+                          await _join_table(room, name, spectator, _address(request)))
 
-    async def _join_table(room: LiveRoom, name: str, spectator: bool) -> dict[str, Any]:
-        """Seat a person at the room's table (this process owns it): the seat and its token."""
+    async def _join_table(room: LiveRoom, name: str, spectator: bool,
+                          address: str | None) -> dict[str, Any]:
+        """Seat a person at the room's table (this process owns it): the seat and its token.
+        ``address``: where the request came from, which may bring at most
+        :data:`PEOPLE_PER_ADDRESS` people into the room."""
+        players_now = room.table.players
+        joined = room.joined_from = {pid: a for pid, a in room.joined_from.items()
+                                     if pid in players_now}
+        if address is not None and sum(a == address for a in joined.values()) \
+                >= PEOPLE_PER_ADDRESS:
+            raise ApiError(403, f"{PEOPLE_PER_ADDRESS} people have joined this room from your "
+                                "address already: no more may join from it")
         try:
             player, token = await room.join(name, spectator)
         except CommandError as exc:
@@ -560,6 +581,8 @@ def create_app(
             raise ApiError(400, str(exc)) from None
         if room.table.broken:
             raise ApiError(503, "the room could not store the join; try again")
+        if address is not None:
+            joined[player.id] = address
         return {"player": player.id, "token": token, "seat": player.seat, "hand": player.hand,
                 "host": player.id == room.table.host, "name": player.name}
 
@@ -600,7 +623,7 @@ def create_app(
             elsewhere = exc
             room_id = exc.room_id
         data: JoinRoom = await body(request, JoinRoom)
-        address = request.client.host if request.client else "?"
+        address = _address(request)
         with contextlib.suppress(protocol.ProtocolError):  # a bad name is refused by the join
             looks = protocol.name_skeleton(protocol.clean_name(data.name))
             wait = max(await shared.barred(f"{room_id} address {address}"),
@@ -620,7 +643,8 @@ def create_app(
                               spectator: bool) -> dict[str, Any]:
         """Another process owns the room: it seats the person; the identity is tied here."""
         seated = await _relayed(owned, "join", {"room": owned.room_id, "name": name,
-                                                "spectator": spectator})
+                                                "spectator": spectator,
+                                                "address": _address(request)})
         return await _tie(request, owned.room_id, dict(seated))
 
     async def _relayed(exc: OwnedElsewhere, op: str, args: dict[str, Any]) -> Any:
@@ -658,7 +682,8 @@ def create_app(
 
         room = await _owned(args["room"])
         try:
-            return await _join_table(room, args["name"], args["spectator"])
+            return await _join_table(room, args["name"], args["spectator"],
+                                     args.get("address"))
         except ApiError as exc:
             raise RelayError(exc.message, exc.status) from None
 
@@ -1034,6 +1059,10 @@ def create_app(
         sinks = room.fanout.sinks
         theirs = {sink.address for sink, pid in sinks.items()
                   if pid == target_id and isinstance(sink, Connection | RemoteSocket)}
+        # And where they joined from: someone who never opened a socket has no other.
+        joined_from = room.joined_from.get(target_id)
+        if joined_from is not None:
+            theirs.add(joined_from)
         others = {sink.address for sink, pid in sinks.items()
                   if pid != target_id and isinstance(sink, Connection | RemoteSocket)}
         room.handle(by, msg, conn)
