@@ -160,6 +160,12 @@ def _word(text: str) -> str:
     return " ".join(text.strip().upper().rstrip("!").split())
 
 
+def _quoted(text: str) -> str:
+    """``text`` as an error names it: quoted, and cut short past 40 characters, so that a
+    refusal never echoes a flood back (or into a server's log)."""
+    return repr(text if len(text) <= 40 else text[:40] + "…")
+
+
 def _parse(text: str) -> Move:
     norm = " ".join(text.strip().upper().split())
     if not norm:
@@ -174,30 +180,30 @@ def _parse(text: str) -> Move:
             return STUCK
         if rest == NERTZ_PILE:
             return STUCK_NERTZ
-        raise NotationError(f"bad move {text!r}: STUCK takes N or S, not {rest!r}")
+        raise NotationError(f"bad move {_quoted(text)}: STUCK takes N or S, not {_quoted(rest)}")
     m = _PILE_MOVE.match(norm.replace(" ", ""))
     if m is None:
-        raise NotationError(f"bad move {text!r}: not a move")
+        raise NotationError(f"bad move {_quoted(text)}: not a move")
     src, card_text, dst, number = m.group(1), m.group(2), m.group(3), m.group(4)
     for pile in (src, dst):
         if pile.isdigit() and not 1 <= int(pile) <= MAX_WORK_PILES:
-            raise NotationError(f"bad move {text!r}: there is no work pile {pile}")
+            raise NotationError(f"bad move {_quoted(text)}: there is no work pile {pile}")
     card = None
     if card_text is not None:
         if not src.isdigit():
-            raise NotationError(f"bad move {text!r}: only a work pile's run can be split")
+            raise NotationError(f"bad move {_quoted(text)}: only a work pile's run can be split")
         if dst.startswith("F"):
-            raise NotationError(f"bad move {text!r}: a run cannot go to a foundation")
+            raise NotationError(f"bad move {_quoted(text)}: a run cannot go to a foundation")
         try:
             card = Card.parse(card_text)
         except NotationError:
-            raise NotationError(f"bad move {text!r}: {card_text!r} is not a card") from None
+            raise NotationError(f"bad move {_quoted(text)}: {card_text!r} is not a card") from None
     if dst.startswith("F"):
         foundation = 0
         if number:
             foundation = int(number)
             if foundation < 1:
-                raise NotationError(f"bad move {text!r}: foundations are numbered from F1")
+                raise NotationError(f"bad move {_quoted(text)}: foundations are numbered from F1")
         return Move(Kind.TO_FOUNDATION, src=src, dst="F", foundation=foundation)
     return Move(Kind.TO_WORK, src=src, dst=dst, card=card)
 

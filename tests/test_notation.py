@@ -211,3 +211,11 @@ def test_bad_layout_json_names_the_problem(data: object, word: str) -> None:
     with pytest.raises(NotationError) as info:
         Layout.from_json(data)
     assert word in str(info.value)
+
+
+@pytest.mark.parametrize("text", ["N-" + "F" * 4000, "STUCK " + "Q" * 4000, "x" * 4000])
+def test_a_bad_move_is_named_short(text: str) -> None:
+    # A server sends the refusal back and stores it: a 4 KB move must not come back whole.
+    with pytest.raises(NotationError, match=r"^bad move '") as caught:
+        Move.parse(text)
+    assert len(str(caught.value)) < 140 and "\u2026" in str(caught.value)

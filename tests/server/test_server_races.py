@@ -146,6 +146,8 @@ async def test_the_play_sent_first_wins_though_it_arrived_last(
     assert isinstance(bob_answer, Ack)
     assert isinstance(ann_answer, Rejected) and ann_answer.race is not None
     assert ann_answer.race["winner"] == 1 and ann_answer.race["margin_ms"] == 20
+    # Its text says the same margin (the engine's is of the arrival times, here 0).
+    assert ann_answer.error == "race for F1 lost to seat 1 by 20 ms"
     # The winner is told, on their sockets ("You beat Ann by 20 ms").
     (won,) = [s for s in ann_road.sends + bob_road.sends if isinstance(s.message, RaceWon)]
     assert won.to == bob.id and won.message.loser_name == "Ann"

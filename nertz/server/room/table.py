@@ -1056,6 +1056,7 @@ class Table:
             events = self._log("move", entry)
         except (IllegalMoveError, NotationError) as exc:
             race = None
+            reason = exc.reason if isinstance(exc, IllegalMoveError) else str(exc)
             if isinstance(exc, LostRace):
                 card = self._race_card(player.seat, move)
                 margin = exc.margin_ms
@@ -1064,13 +1065,13 @@ class Table:
                     # Ordered by when each was sent: the margin is of the send times.
                     mine = stamp.arrived_ms - compensation(stamp.rtt_ms)
                     margin = max(0, round(mine - step[1]))
+                    # The engine's text gave the margin of arrival; say the one the race went by.
+                    reason = f"race for F{exc.foundation} lost to seat {exc.winner} by {margin} ms"
                 race = {"winner": exc.winner, "foundation": exc.foundation,
                         "margin_ms": margin, "card": str(card), "loser": player.seat,
                         "winner_name": self.lobby.seat_name(exc.winner)}
                 self._race(Race(t, exc.winner, player.seat, card, exc.foundation, margin))
-            self._refuse(player, Rejected(
-                action_id, str(text)[:32],
-                exc.reason if isinstance(exc, IllegalMoveError) else str(exc), race))
+            self._refuse(player, Rejected(action_id, str(text)[:32], reason, race))
             return
         for e in events:
             if isinstance(e, CardsMoved) and e.dst == "F":
