@@ -48,6 +48,9 @@ def test_a_newcomer_plays_the_guided_round_to_the_call(server: Any, new_page: An
         elif move == "NERTZ":
             page.click("#call.hint")
         else:
+            # "Move the 2 of hearts from work pile 1 to work pile 2": where from, and where to.
+            said = page.text_content("#learn-step .learn-do") or ""
+            assert said.startswith("Move the ") and " from " in said and " to " in said, said
             drag(page, "#me .card.hint", ".hint-target")
     page.wait_for_selector("#learn-step[data-step='done']")
     assert "called" in (page.text_content("#learn-step") or "")

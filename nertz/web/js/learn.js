@@ -71,7 +71,7 @@ class Lesson {
     this.panel.dataset.step = String(this.i);
     this.panel.dataset.move = step.move;
     fill(this.panel, h('p', {class: 'learn-count', text: `Step ${this.i + 1} of ${this.data.steps.length}`}),
-      h('p', {class: 'learn-do', text: said.card ? `Move the ${label(said.card)} ${said.text.split(' from ')[1] || ''}`.trim()
+      h('p', {class: 'learn-do', text: said.card ? `Move the ${label(said.card)} ${said.text.includes(' from ') ? 'from ' + said.text.split(' from ')[1] : ''}`.trim()
         : step.move === 'T' ? 'Turn your stock' : 'Call Nertz!'}),
       h('p', {class: 'muted', text: why(step.move)}));
     // Point at the card and where it goes (or the stock, or the call).

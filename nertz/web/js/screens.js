@@ -453,7 +453,7 @@ export const SHORTCUTS = [
   ['1 … 5 (with a card picked up)', 'play it onto that work pile'],
   ['Enter', 'send what you picked up (or the focused pile\'s card) to its best place'],
   ['Space or T', 'turn the stock'],
-  ['S', 'declare you are stuck (Shift+S: rotate the Nertz pile, under rotate_either)'],
+  ['S', 'declare you are stuck (Shift+S: rotate the Nertz pile instead, where the rules let you choose)'],
   ['C (or Enter)', 'call Nertz once your Nertz pile is empty'],
   ['Esc', 'put down what you picked up; close a panel'],
   ['?', 'show or hide these keys'],
