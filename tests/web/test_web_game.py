@@ -348,3 +348,26 @@ def test_split_partners_each_play_only_their_own_piles(server: Any, new_page: An
     cat.wait_for_function("() => window.nertz.S.sent > " + str(before))
     cat.wait_for_function("() => document.querySelector('#table-screen').dataset.pending === '0'")
     ann.wait_for_selector('#me [data-pile="W"] .card[data-card]')
+
+
+def test_the_table_says_when_it_waits_for_you_alone(server: Any, new_page: Any) -> None:
+    # Every other seat stuck and this one not: the page says so (the table resets only once
+    # all are stuck). Once the round is over, the stuck button no longer says it waits. Each
+    # look is one synchronous render, so a bot's update in between cannot change the answer.
+    page = new_page()
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=2)
+    add_bots(page, "beginner", 1)
+    page.click("#start")
+    wait_table(page)
+    look = """(state) => {
+      const S = window.nertz.S;
+      S.table.tableaus.forEach((t, s) => { t.stuck = s === S.you.seat ? state.mine : 'S'; });
+      if (state.ended) S.table.ended = 'nertz';
+      window.nertz.render();
+      return {nudge: !!document.querySelector('#stuck-nudge'),
+              button: document.querySelector('#stuck').textContent};
+    }"""
+    assert page.evaluate(look, {"mine": "", "ended": False})["nudge"]
+    assert not page.evaluate(look, {"mine": "S", "ended": False})["nudge"]
+    over = page.evaluate(look, {"mine": "S", "ended": True})
+    assert not over["nudge"] and "waiting" not in over["button"], over

@@ -98,7 +98,8 @@ export class TableView {
     if (seat != null && t) {
       this.me.classList.remove('hidden');
       const tab = t.tableaus[seat];
-      const key = JSON.stringify([tab, this.selection, ctx.names(seat), t.ended, ctx.phase, String(ctx.piles)]);
+      const key = JSON.stringify([tab, this.selection, ctx.names(seat), t.ended, ctx.phase, String(ctx.piles),
+        t.tableaus.map((o) => !!o.stuck)]);
       this.region('me', key, () => this.renderMe(tab));
       this.showLatency(this.me, seat);
       if (this.drag && this.drag.active) this.hideDragSources();
@@ -291,13 +292,17 @@ export class TableView {
     }
     const callable = canCall(t, seat) && ctx.phase === 'playing';
     const either = ctx.options.stuck_reset === 'rotate_either';
+    // The table resets only once every seat is stuck: say so when it waits for this one alone.
+    const othersStuck = !t.ended && !tab.stuck && ctx.phase === 'playing' && t.tableaus.length > 1
+      && t.tableaus.every((o, s) => s === seat || o.stuck);
     const actions = h('div', {class: 'actions'},
       callable ? h('button', {class: 'callbtn', id: 'call', onclick: () => ctx.play('NERTZ'), 'aria-keyshortcuts': 'C'}, `Call ${ctx.callWord}! (C)`) : null,
       h('button', {id: 'turn', onclick: () => ctx.play('T'), 'aria-keyshortcuts': 'Space', disabled: !(tab.stock_count || tab.waste_count) || !!t.ended || this.partnerPile('S')}, 'Turn (Space)'),
       h('button', {id: 'stuck', onclick: () => ctx.play(either ? 'STUCK S' : 'STUCK'), 'aria-keyshortcuts': 'S',
         disabled: !!tab.stuck || !!t.ended, 'aria-pressed': tab.stuck ? 'true' : 'false'},
-        tab.stuck ? 'Stuck: waiting for the others' : (either ? 'Stuck: rotate stock (S)' : "I'm stuck (S)")),
+        tab.stuck && !t.ended ? 'Stuck: waiting for the others' : (either ? 'Stuck: rotate stock (S)' : "I'm stuck (S)")),
       either ? h('button', {onclick: () => ctx.play('STUCK N'), disabled: !!tab.stuck || !!t.ended || !tab.nertz_count}, 'Stuck: rotate Nertz pile (Shift+S)') : null,
+      othersStuck ? h('span', {class: 'nudge', id: 'stuck-nudge', role: 'status'}, 'Everyone else is stuck: play on, or say you are stuck too and the table resets.') : null,
       h('span', {class: 'muted small hint'}, 'Drag cards, click one to send it to its best place, or press ? for keys.'));
     fill(this.me,
       h('div', {class: 'mehead'},
