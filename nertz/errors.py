@@ -58,10 +58,8 @@ class LostRace(IllegalMoveError):
         self.winner = winner
         self.winner_t = winner_t
         self.t = t
-        by = ""
-        if winner_t is not None and t is not None:
-            by = f" by {max(0, t - winner_t)} ms"
-        super().__init__(move, seat, f"race for F{foundation} lost to seat {winner}{by}")
+        margin = None if winner_t is None or t is None else max(0, t - winner_t)
+        super().__init__(move, seat, race_lost(foundation, winner, margin))
 
     @property
     def margin_ms(self) -> int | None:
@@ -69,3 +67,10 @@ class LostRace(IllegalMoveError):
         if self.winner_t is None or self.t is None:
             return None
         return max(0, self.t - self.winner_t)
+
+
+def race_lost(foundation: int, winner: int, margin_ms: int | None) -> str:
+    """What a lost race is called: the foundation (1-based), the seat that won it and, where
+    known, by how many milliseconds (a server ordering plays by send time gives its own)."""
+    by = "" if margin_ms is None else f" by {margin_ms} ms"
+    return f"race for F{foundation} lost to seat {winner}{by}"

@@ -52,6 +52,16 @@ def add_bots(page: Any, level: str, count: int, tap: bool = False) -> None:
             f"() => document.querySelectorAll('#seats .player-name').length > {before}")
 
 
+def against_a_bot(server: Any, new_page: Any) -> Any:
+    """A page of Ann's at a two-seat pagat table against a beginner bot, the round begun."""
+    page = new_page()
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=2)
+    add_bots(page, "beginner", 1)
+    page.click("#start")
+    wait_table(page)
+    return page
+
+
 def wait_table(page: Any) -> None:
     page.wait_for_selector('#table-screen[data-phase="playing"] #me [data-pile="N"] .card',
                            timeout=30_000)
@@ -354,11 +364,7 @@ def test_the_table_says_when_it_waits_for_you_alone(server: Any, new_page: Any) 
     # Every other seat stuck and this one not: the page says so (the table resets only once
     # all are stuck). Once the round is over, the stuck button no longer says it waits. Each
     # look is one synchronous render, so a bot's update in between cannot change the answer.
-    page = new_page()
-    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=2)
-    add_bots(page, "beginner", 1)
-    page.click("#start")
-    wait_table(page)
+    page = against_a_bot(server, new_page)
     look = """(state) => {
       const S = window.nertz.S;
       S.table.tableaus.forEach((t, s) => { t.stuck = s === S.you.seat ? state.mine : 'S'; });

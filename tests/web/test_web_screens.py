@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from page_checks import assert_fits, assert_no_axe_violations, press, shot
-from test_web_game import add_bots, seat_room, wait_name, wait_table
+from test_web_game import add_bots, against_a_bot, seat_room, wait_name, wait_table
 from web_player import Player, fits_work
 
 VIEWPORTS = [(1366, 768), (1280, 720), (768, 1024), (390, 844), (844, 390)]
@@ -155,11 +155,7 @@ def test_the_lobby_keeps_what_the_player_is_touching(server: Any, new_page: Any)
 
 
 def test_space_on_a_focused_top_bar_button_presses_it(server: Any, new_page: Any) -> None:
-    page = new_page()
-    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=2)
-    add_bots(page, "beginner", 1)
-    page.click("#start")
-    wait_table(page)
+    page = against_a_bot(server, new_page)
     sent = page.evaluate("() => window.nertz.S.sent")
     before = page.get_attribute("#four-colour", "aria-pressed")
     page.click("#four-colour")  # the top bar is drawn again: the button keeps the focus
@@ -172,11 +168,7 @@ def test_space_on_a_focused_top_bar_button_presses_it(server: Any, new_page: Any
 
 def test_a_card_dropped_on_the_wrong_work_pile_is_told_in_words(server: Any,
                                                                new_page: Any) -> None:
-    page = new_page()
-    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=2)
-    add_bots(page, "beginner", 1)
-    page.click("#start")
-    wait_table(page)
+    page = against_a_bot(server, new_page)
     player = Player(page)
     for _ in range(40):
         st = player.settle()
@@ -263,11 +255,7 @@ def test_static_files_are_compressed_and_cached_and_head_answers(server: Any) ->
 
 
 def test_sound_is_on_by_default_and_a_mute_is_remembered(server: Any, new_page: Any) -> None:
-    page = new_page()
-    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=2)
-    add_bots(page, "beginner", 1)
-    page.click("#start")
-    wait_table(page)
+    page = against_a_bot(server, new_page)
     assert page.get_attribute("#sound", "aria-pressed") == "false"  # not muted
     page.click("#sound")
     assert page.get_attribute("#sound", "aria-pressed") == "true"

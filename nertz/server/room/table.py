@@ -33,7 +33,7 @@ import msgspec
 
 from nertz.cards import Card
 from nertz.engine import Round
-from nertz.errors import IllegalMoveError, LostRace, NotationError
+from nertz.errors import IllegalMoveError, LostRace, NotationError, race_lost
 from nertz.events import CardsMoved, Ended, Event, StuckDeclared
 from nertz.match import Match, RoundResult
 from nertz.moves import OP_CALL, OP_TO_FOUNDATION, OP_TO_WORK, STUCK, STUCK_NERTZ, Move
@@ -1066,7 +1066,7 @@ class Table:
                     mine = stamp.arrived_ms - compensation(stamp.rtt_ms)
                     margin = max(0, round(mine - step[1]))
                     # The engine's text gave the margin of arrival; say the one the race went by.
-                    reason = f"race for F{exc.foundation} lost to seat {exc.winner} by {margin} ms"
+                    reason = race_lost(exc.foundation, exc.winner, margin)
                 race = {"winner": exc.winner, "foundation": exc.foundation,
                         "margin_ms": margin, "card": str(card), "loser": player.seat,
                         "winner_name": self.lobby.seat_name(exc.winner)}
