@@ -10,6 +10,7 @@ docs/protocol.md describes each message.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any, Final, Literal
 
@@ -167,7 +168,11 @@ _encoder: Final = msgspec.json.Encoder()
 
 def decode(raw: str | bytes) -> ClientMessage:
     """Read one client message; raises :class:`ProtocolError` naming what is wrong."""
-    data = raw.encode() if isinstance(raw, str) else raw
+    try:
+        data = raw.encode() if isinstance(raw, str) else raw
+    except UnicodeEncodeError:
+        # A text frame is checked as UTF-8 before it gets here; a str from elsewhere may not be.
+        raise ProtocolError("not JSON: text with a lone surrogate is not UTF-8") from None
     if len(data) > MAX_MESSAGE_BYTES:
         raise ProtocolError(f"message too long: {len(data)} bytes (at most {MAX_MESSAGE_BYTES})")
     try:
@@ -175,11 +180,26 @@ def decode(raw: str | bytes) -> ClientMessage:
     except msgspec.ValidationError as exc:
         raise ProtocolError(f"bad message: {exc}") from None
     except msgspec.DecodeError as exc:
-        raise ProtocolError(f"not JSON: {exc}") from None
+        raise ProtocolError(not_json(exc, data)) from None
     except RecursionError:
         # Under the size cap a message can still nest a thousand arrays deep; the decoder
         # then runs out of stack (with the tag after the nested value, it looks ahead).
         raise ProtocolError("not JSON: nested too deeply") from None
+
+
+_LONE_HIGH: Final = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})")
+
+
+def not_json(exc: msgspec.DecodeError, data: bytes) -> str:
+    """The text of an error for ``data`` that is not JSON, from the decoder's ``exc``.
+
+    msgspec calls a high-surrogate escape without its low half (``"\\ud800"``) "truncated",
+    which sends a client looking for a cut-off message; this names the escape instead."""
+    lone = _LONE_HIGH.search(data) if "truncated" in str(exc) else None
+    if lone is not None:
+        return (f"not JSON: {lone.group().decode()} at byte {lone.start()} is half of a "
+                "UTF-16 surrogate pair with no other half")
+    return f"not JSON: {exc}"
 
 
 def message_id(raw: str | bytes) -> str | None:

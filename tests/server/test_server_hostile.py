@@ -154,3 +154,26 @@ def test_nesting_deeper_than_the_decoder_is_an_error_not_a_crash(db_url: str) ->
         r = client.post("/api/rooms", content=body, headers={"content-type": "application/json"})
         assert r.status_code == 400, r.text
         assert r.json() == {"error": "not JSON: nested too deeply"}
+
+
+def test_half_a_surrogate_pair_is_named_not_called_truncated(db_url: str) -> None:
+    # JSON may escape a character outside the BMP as a surrogate pair; half of one is not a
+    # character. The decoder calls it "truncated", which sends a client looking for a cut-off
+    # frame: the error names the escape, and a whole pair is still fine.
+    half = r'{"type":"play","id":"s","move":"\ud800"}'
+    with TestClient(create_app(db_url)) as client, \
+            two_players(client) as (_ann, _bob, a, _b):
+        a.send_text(half)
+        m = reply(a)
+        assert (m["type"], m["code"]) == ("error", "bad_message")
+        assert "\\ud800" in m["message"] and "surrogate" in m["message"], m
+        assert "truncated" not in m["message"]
+        a.send_text(r'{"type":"play","id":"s2","move":"\ud800\udc00"}')
+        m = reply(a)  # read as one character: a move it cannot parse
+        assert m["type"] == "rejected" and m["error"] == "bad move '\U00010000': not a move", m
+        body = r'{"seats":2,"rules":{"preset":"\udbff"}}'
+        r = client.post("/api/rooms", content=body, headers={"content-type": "application/json"})
+        assert r.status_code == 400, r.text
+        assert "\\udbff" in r.json()["error"] and "truncated" not in r.json()["error"]
+    with pytest.raises(protocol.ProtocolError, match="lone surrogate"):
+        protocol.decode('{"type":"ping","id":"\ud800"}')

@@ -197,7 +197,7 @@ async def read_json(request: Request, kind: type[Any], limit: int) -> Any:
     except msgspec.ValidationError as exc:
         raise ApiError(400, f"bad request: {exc}") from None
     except msgspec.DecodeError as exc:
-        raise ApiError(400, f"not JSON: {exc}") from None
+        raise ApiError(400, protocol.not_json(exc, raw or b"")) from None
     except RecursionError:
         # A body under the size cap can still nest deeper than the decoder's stack.
         raise ApiError(400, "not JSON: nested too deeply") from None
