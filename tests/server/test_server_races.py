@@ -5,6 +5,8 @@ waiting behind its own play, resent ids, the option's default, and flags raised 
 from __future__ import annotations
 
 import secrets
+import socket
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,7 +17,7 @@ import nertz.server.room.table as table_module
 from nertz.replay import from_json
 from nertz.rules import Rules
 from nertz.server import protocol
-from nertz.server.edge.latency import RttEstimator
+from nertz.server.edge.latency import RttEstimator, kernel_rtt_ms, network_bound
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import Ack, Effects, RaceWon, Rejected, Send, Stamp
 from nertz.server.room.races import (
@@ -49,10 +51,32 @@ def test_the_estimate_is_a_median_that_spikes_do_not_move() -> None:
     for _ in range(15):
         est.add(400)  # a client that holds back every pong is as slow as it makes itself
     assert est.estimate == 400
+    est.add(400, bound=network_bound(30))  # the network says 30 ms: the rest was held back
+    assert est.estimate == est.bound == 43
+    est.add(400)  # the bound holds until the network says otherwise
+    assert est.estimate == 43
     with pytest.raises(ValueError, match="negative"):
         est.add(-1)
     with pytest.raises(ValueError, match="min_samples"):
         RttEstimator(window=2, min_samples=3)
+
+
+def test_the_kernel_tells_a_tcp_sockets_round_trip() -> None:
+    # The figure that bounds a socket's estimate, read off a real loopback connection.
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        with socket.create_connection(server.getsockname()) as client:
+            accepted, _ = server.accept()
+            with accepted:
+                accepted.sendall(b"x")
+                assert client.recv(1) == b"x"
+                rtt = kernel_rtt_ms(accepted)
+                if sys.platform == "linux":
+                    assert rtt is not None and 0 < rtt < 50, rtt
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        assert kernel_rtt_ms(udp) is None  # not TCP: no figure
+    assert network_bound(None) == network_bound(0) == 10
 
 
 def test_compensation_is_half_the_round_trip_capped() -> None:

@@ -139,7 +139,8 @@ class Node:
         if kind in ("out", "close"):
             self.pipes.deliver(message)
         elif kind == "open":
-            sock = RemoteSocket(self.relay, message["from"], message["sock"], message["addr"])
+            sock = RemoteSocket(self.relay, message["from"], message["sock"], message["addr"],
+                                message.get("rtt"))
             if message["room"] not in self.held or self.on_socket is None:
                 # Not ours (any more): the client reconnects and finds the owner.
                 sock.close(MOVED_CODE, "the room moved: reconnect")

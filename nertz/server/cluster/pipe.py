@@ -62,12 +62,16 @@ class Pipes:
         self.relay = relay
         self.open: dict[str, _Pipe] = {}
 
-    def start(self, room_id: str, owner: str, conn: HeldSocket, address: str) -> str:
-        """Open a pipe for ``conn`` to the room's owner; returns the socket's id."""
+    def start(self, room_id: str, owner: str, conn: HeldSocket, address: str,
+              network_ms: float | None = None) -> str:
+        """Open a pipe for ``conn`` to the room's owner; returns the socket's id.
+        ``network_ms``: the network's round trip to the client as measured here (None:
+        unknown), which bounds the owner's latency estimate."""
         socket_id = f"{self.relay.process}/{secrets.token_hex(6)}"
         self.open[socket_id] = _Pipe(room_id, owner, conn)
         self.relay.send(owner, {"k": "open", "room": room_id, "sock": socket_id,
-                                "from": self.relay.process, "addr": address})
+                                "from": self.relay.process, "addr": address,
+                                "rtt": network_ms})
         return socket_id
 
     def forward(self, socket_id: str, frame: dict[str, Any]) -> None:

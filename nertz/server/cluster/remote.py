@@ -10,6 +10,7 @@ when it read the frame (arrival time and anything else the edge measures), uncha
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from nertz.server.cluster.relay import Relay
@@ -23,12 +24,19 @@ the holding process added."""
 class RemoteSocket:
     """A client's WebSocket, held by process ``process``, for a room owned here."""
 
-    def __init__(self, relay: Relay, process: str, socket_id: str, address: str) -> None:
+    def __init__(self, relay: Relay, process: str, socket_id: str, address: str,
+                 network_ms: float | None = None) -> None:
         self.relay = relay
         self.process = process
         self.id = socket_id
         self.address = address
         """The client's address, as the holding process saw it."""
+        self.network: Callable[[], float | None] | None = \
+            None if network_ms is None else (lambda: network_ms)
+        """The network's round trip to the client as the holding process measured it when
+        the socket opened (ms; None: it could not tell, no bound): it bounds the latency
+        estimate here (the pings' round trips also cross the relay; the bound's slack allows
+        for it)."""
         self.closed = False
         self.frames: asyncio.Queue[Frame] = asyncio.Queue()
 

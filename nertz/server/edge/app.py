@@ -48,7 +48,7 @@ from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rule
 from nertz.server import protocol
 from nertz.server.cluster.remote import RemoteSocket
 from nertz.server.edge.connection import Connection
-from nertz.server.edge.latency import PING_INTERVAL, Prober
+from nertz.server.edge.latency import KERNEL_RTT, PING_INTERVAL, Prober, kernel_rtt_ms
 from nertz.server.edge.socket_protocol import HANDOVER, HandedIn, SocketProtocol
 from nertz.server.hub import ROOM_IDLE_SECONDS, Hub, OwnedElsewhere
 from nertz.server.limits import (
@@ -165,6 +165,32 @@ def _error(code: str, message: str, action_id: str | None = None) -> bytes:
 def _address(request: Request) -> str:
     """The client's address as the server sees it (behind a trusted proxy, the one it names)."""
     return request.client.host if request.client else "?"
+
+
+PROXY_RTT_HEADER: Final = "x-tcp-rtt"
+"""A trusted proxy's round trip to the client, in microseconds (nginx: ``$tcpinfo_rtt``)."""
+
+
+def network_reader(ws: WebSocket, proto: SocketProtocol | None
+                   ) -> Callable[[], float | None] | None:
+    """How the server reads the network's round trip for a socket (ms; the Prober's
+    ``network``, :mod:`nertz.server.edge.latency`), or None where it cannot look under the
+    socket at all (not one of its own, or no ``TCP_INFO`` on this system: no bound)."""
+    if proto is None or proto.transport is None:
+        return None
+    peer = proto.transport.get_extra_info("peername")
+    client = ws.client.host if ws.client else None
+    if isinstance(peer, tuple) and peer and peer[0] == client:
+        sock = proto.transport.get_extra_info("socket")
+        if sock is None or not KERNEL_RTT:
+            return None
+        return lambda: kernel_rtt_ms(sock)
+    # A trusted proxy named the client (it differs from the peer): the kernel sees only the
+    # proxy, so the proxy's figure for the client's connection, read once; without one, 0
+    # (the bound is the slack alone: nothing to gain by holding pongs back).
+    said = ws.headers.get(PROXY_RTT_HEADER, "")
+    figure = int(said) / 1000 if said.isdigit() and len(said) <= 9 else 0.0
+    return lambda: figure
 
 
 async def read_body(request: Request, limit: int, what: str = "request body") -> bytes:
@@ -816,7 +842,8 @@ def create_app(
                 return
             try:
                 await ws.accept()
-                conn = Connection(send, address, proto.send_text_now if proto else None)
+                conn = Connection(send, address, proto.send_text_now if proto else None,
+                                  network_reader(ws, proto))
                 try:
                     if elsewhere is not None:  # known already: no second look-up
                         await _pipe(receive, conn, elsewhere)
@@ -869,7 +896,8 @@ def create_app(
         """Another process owns the room: carry the socket's frames there and its answers
         back (:mod:`nertz.server.cluster.pipe`)."""
         pipes = state["node"].pipes
-        socket_id = pipes.start(exc.room_id, exc.owner, conn, conn.address)
+        network = conn.network() if conn.network is not None else None  # None: no bound
+        socket_id = pipes.start(exc.room_id, exc.owner, conn, conn.address, network)
         try:
             while not conn.closed:
                 frame = await receive()
@@ -997,7 +1025,7 @@ def create_app(
                     said_hello = True
                     room.attach(conn, player, msg.since)
                     if msg.pings:
-                        prober = Prober(conn.send, ping_interval)
+                        prober = Prober(conn.send, ping_interval, network=conn.network)
                         prober.start()
                     continue
                 if not room.open:

@@ -38,7 +38,8 @@ class Connection:
     slow reader never holds up the table."""
 
     def __init__(self, send: Send, address: str = "",
-                 send_now: Callable[[bytes], bool] | None = None) -> None:
+                 send_now: Callable[[bytes], bool] | None = None,
+                 network: Callable[[], float | None] | None = None) -> None:
         self._send = send
         """The socket's ASGI ``send``, after its ``websocket.accept``."""
         self._send_now = send_now
@@ -46,6 +47,9 @@ class Connection:
         (:meth:`nertz.server.edge.socket_protocol.SocketProtocol.send_text_now`)."""
         self.address = address
         """The client's address (the edge bars a kicked player's)."""
+        self.network = network
+        """Reads the network's round trip to the client (ms), which bounds the socket's
+        latency estimate (:mod:`nertz.server.edge.latency`); None: the server cannot tell."""
         self._box: Mailbox[bytes | None] = Mailbox(asyncio.get_running_loop())
         self.queue = self._box.items
         """What waits to be written (None: the close)."""

@@ -5,7 +5,17 @@ room works out from when they arrived and the sender's round trip. That round tr
 server's own measurement, never a client's claim: the edge pings each socket that asked for it
 in ``hello`` (a burst at first, then every :data:`PING_INTERVAL`), each ``ping`` carrying an id
 nobody can guess, so no pong can be sent before its ping arrived. A client can only make itself
-look slower (by holding its pongs back), and the room caps what that can buy.
+look slower (by holding its pongs back), and two bounds limit what that can buy:
+
+- **The network's own figure.** The kernel times every TCP segment the client's kernel
+  acknowledges, which no program on the client can hold back without holding back its moves too.
+  The estimate is at most :data:`NETWORK_FACTOR` times the smallest round trip the kernel measured
+  on the socket (Linux's ``tcpi_min_rtt``), plus :data:`NETWORK_SLACK_MS` for the client's own
+  handling of a ping and the network's jitter: :func:`network_bound`. Behind a trusted proxy the
+  kernel sees only the proxy; the proxy's figure for the client's connection comes in the
+  ``X-TCP-RTT`` header (nginx: ``$tcpinfo_rtt``, microseconds), and without it the bound is
+  the slack alone (no compensation to speak of, and nothing to gain by lying).
+- **The room's cap** (:data:`nertz.server.room.races.CAP_MS`) on any compensation.
 
 The estimate is the median of the last :data:`WINDOW` samples, once there are
 :data:`MIN_SAMPLES`: a few spikes (a stalled radio, a busy browser) do not move it, and a client
@@ -17,7 +27,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+import socket
 import statistics
+import struct
 import time
 from collections import deque
 from collections.abc import Callable
@@ -46,6 +58,43 @@ MAX_OUTSTANDING: Final = 8
 """Pings waiting for their pong; older ones are forgotten (their pongs no longer count)."""
 
 
+NETWORK_FACTOR: Final = 1.1
+"""The estimate is at most this times the network's smallest round trip (plus the slack)."""
+
+NETWORK_SLACK_MS: Final = 10.0
+"""Added to the network's bound: the client's own time to answer a ping, and jitter (ms)."""
+
+KERNEL_RTT: Final = hasattr(socket, "TCP_INFO")
+"""This system's kernel tells a TCP socket's round trip (Linux does)."""
+
+_TCP_INFO_BYTES: Final = 152
+_TCP_INFO_MIN_RTT: Final = 148
+"""Where Linux's ``struct tcp_info`` (4.6 and later) keeps ``tcpi_min_rtt``, in microseconds."""
+
+
+def kernel_rtt_ms(sock: socket.socket) -> float | None:
+    """The smallest round trip the kernel has measured on TCP socket ``sock`` (ms), or None
+    where it cannot say (not Linux, not TCP, no sample yet)."""
+    if not KERNEL_RTT:
+        return None
+    try:
+        raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_BYTES)
+    except OSError:
+        return None
+    if len(raw) < _TCP_INFO_BYTES:
+        return None
+    micros: int = struct.unpack_from("=I", raw, _TCP_INFO_MIN_RTT)[0]
+    if micros in (0, 0xFFFFFFFF):  # the kernel's "no sample yet"
+        return None
+    return micros / 1000
+
+
+def network_bound(network_ms: float | None) -> float:
+    """The most a socket's estimate may be, given the network's round trip (None: unknown,
+    so the slack alone)."""
+    return NETWORK_FACTOR * (network_ms or 0.0) + NETWORK_SLACK_MS
+
+
 class RttEstimator:
     """Recent round-trip samples of one socket and their median."""
 
@@ -57,14 +106,20 @@ class RttEstimator:
         # Worked out at each sample, not at each read: every command a socket sends reads it
         # (its stamp), and samples come only every few seconds.
         self._estimate: float | None = None
+        self.bound: float | None = None
+        """The most the estimate may be (:func:`network_bound`), or None: no bound."""
 
-    def add(self, rtt_ms: float) -> None:
-        """One measured round trip, in ms (a negative one is a bug: refused)."""
+    def add(self, rtt_ms: float, bound: float | None = None) -> None:
+        """One measured round trip, in ms (a negative one is a bug: refused), with the bound
+        the network sets now (None: the one set before, if any)."""
         if rtt_ms < 0:
             raise ValueError(f"a round trip cannot be negative: {rtt_ms}")
+        if bound is not None:
+            self.bound = bound
         self.samples.append(rtt_ms)
         if len(self.samples) >= self.min_samples:
-            self._estimate = float(statistics.median(self.samples))
+            median = float(statistics.median(self.samples))
+            self._estimate = median if self.bound is None else min(median, self.bound)
 
     @property
     def estimate(self) -> float | None:
@@ -77,12 +132,16 @@ class Prober:
 
     ``send`` queues an encoded message on the socket. :meth:`start` runs the pings until
     :meth:`stop`; :meth:`pong` takes each answer; :meth:`stamp` is what the edge hands the room
-    with every command from this socket.
+    with every command from this socket. ``network`` reads the network's round trip for the
+    socket (ms; None: unknown), at each pong: the estimate stays within :func:`network_bound`
+    of it. Without ``network`` (a socket the server cannot look under) there is no bound.
     """
 
     def __init__(self, send: Callable[[bytes], None], interval: float = PING_INTERVAL,
-                 first: int = FIRST_PINGS, first_gap: float = FIRST_GAP) -> None:
+                 first: int = FIRST_PINGS, first_gap: float = FIRST_GAP,
+                 network: Callable[[], float | None] | None = None) -> None:
         self.send = send
+        self.network = network
         self.interval = interval
         self.first = first
         self.first_gap = first_gap
@@ -123,7 +182,8 @@ class Prober:
         sent = self._sent.pop(pid, None)
         if sent is None:
             return False
-        self.rtt.add((time.perf_counter() - sent) * 1000)
+        bound = None if self.network is None else network_bound(self.network())
+        self.rtt.add((time.perf_counter() - sent) * 1000, bound)
         return True
 
     def stamp(self, arrived_ms: float | None = None) -> Stamp:
