@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import uvicorn
 
+from nertz.server.edge import http_protocol
 from nertz.server.edge.app import MAX_SOCKETS, ROOMS_PER_MINUTE, SOCKETS_PER_ADDRESS
 from nertz.server.edge.socket_protocol import IMPORT_PATH
 from nertz.server.hub import ROOM_IDLE_SECONDS
@@ -197,6 +198,8 @@ def server_config(app: Any, host: str, port: int,
         # the proxies named (uvicorn's default trusts any program on this machine).
         proxy_headers=bool(trusted_proxies),
         forwarded_allow_ips=list(trusted_proxies),
+        # A deadline for every request's headers, and few unfinished ones per address.
+        http=http_protocol.IMPORT_PATH,
         ws=WS_PROTOCOL,
         ws_max_size=4 * MAX_MESSAGE_BYTES,
         ws_ping_interval=20,

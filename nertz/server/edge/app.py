@@ -167,6 +167,10 @@ def _address(request: Request) -> str:
     return request.client.host if request.client else "?"
 
 
+BODY_SECONDS: Final = 30.0
+"""Time a request's body has to arrive in full (its headers have their own deadline,
+:mod:`nertz.server.edge.http_protocol`)."""
+
 PROXY_RTT_HEADER: Final = "x-tcp-rtt"
 """A trusted proxy's round trip to the client, in microseconds (nginx: ``$tcpinfo_rtt``)."""
 
@@ -202,11 +206,15 @@ async def read_body(request: Request, limit: int, what: str = "request body") ->
     chunks: list[bytes] = []
     size = 0
     try:
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise ApiError(413, f"{what} too large (at most {limit} bytes)")
-            chunks.append(chunk)
+        # A body trickled in a byte at a time would hold the connection without end.
+        async with asyncio.timeout(BODY_SECONDS):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise ApiError(413, f"{what} too large (at most {limit} bytes)")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise ApiError(408, f"{what} not complete within {BODY_SECONDS:g} s") from None
     except ClientDisconnect:
         # The client hung up before its body was whole: nobody is left to answer, and it is
         # no fault of the server's (no traceback in the log).

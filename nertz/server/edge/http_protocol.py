@@ -1,0 +1,119 @@
+"""The server's HTTP/1.1 protocol: uvicorn's ``httptools`` one, guarded against requests that
+never finish.
+
+A client that opens connections and sends a request's headers a byte at a time, or never
+ends them (slowloris), holds a file and a little memory per connection for as long as it
+likes: uvicorn has no deadline for a request's headers (its keep-alive timeout stops as soon as
+any byte arrives), and the server's socket limits count WebSockets, which exist only once the
+headers are complete. :class:`GuardedHttp` adds both guards an open server needs:
+
+- **A deadline for the headers.** Every request's headers (the first on a connection, and each
+  later one on a kept-alive connection from its first byte) must be complete within
+  :data:`HEADER_SECONDS`; else the client gets a ``408`` naming the deadline and the
+  connection closes.
+- **Few unfinished requests per address.** An address may have at most
+  :data:`UNFINISHED_PER_ADDRESS` connections whose request headers are not complete; one more is
+  closed at once (a browser opens six at most, and completes each in a round trip). Counted per
+  process, by the peer's address: behind a trusted proxy that is the proxy, which sends only
+  whole requests.
+
+A slow request *body* is the app's to bound (:func:`nertz.server.edge.app.read_body`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Final
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+HEADER_SECONDS: Final = 10.0
+"""Time a request's headers have to arrive in full, from the connection's opening (or the
+request's first byte, on a kept-alive connection)."""
+
+UNFINISHED_PER_ADDRESS: Final = 32
+"""Connections one address may hold open with a request's headers still coming."""
+
+IMPORT_PATH: Final = "nertz.server.edge.http_protocol:GuardedHttp"
+"""How uvicorn's ``http`` setting names this protocol."""
+
+_unfinished: Counter[str] = Counter()
+"""This process's connections with headers still coming, by peer address."""
+
+
+def _timeout_response(seconds: float) -> bytes:
+    body = (f'{{"error": "request headers not complete within {seconds:g} s"}}').encode()
+    return (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
+            b"connection: close\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n"
+            + body)
+
+
+class GuardedHttp(HttpToolsProtocol):
+    """uvicorn's HTTP protocol with a deadline for each request's headers and a cap on the
+    unfinished requests of one address (see the module)."""
+
+    _address = "?"
+    _deadline: asyncio.TimerHandle | None = None
+    _waiting = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """A connection opened: its first request's headers are now awaited."""
+        super().connection_made(transport)
+        self._address = self.client[0] if self.client else "?"
+        self._await_headers()
+
+    def on_message_begin(self) -> None:
+        """A request's first byte: on a kept-alive connection, its headers are now awaited."""
+        super().on_message_begin()
+        self._await_headers()
+
+    def on_headers_complete(self) -> None:
+        """The headers are whole: no deadline from here (the app has the request)."""
+        self._headers_in()
+        super().on_headers_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """The connection closed, its headers complete or not."""
+        self._headers_in()
+        super().connection_lost(exc)
+
+    def _await_headers(self) -> None:
+        if self._waiting or self.transport.is_closing():
+            return
+        if _unfinished[self._address] >= UNFINISHED_PER_ADDRESS:
+            # No request to answer yet: the connection goes before it costs more.
+            self.transport.close()
+            return
+        _unfinished[self._address] += 1
+        self._waiting = True
+        self._deadline = self.loop.call_later(HEADER_SECONDS, self._too_slow)
+
+    def _headers_in(self) -> None:
+        if not self._waiting:
+            return
+        self._waiting = False
+        left = _unfinished[self._address] - 1
+        if left > 0:
+            _unfinished[self._address] = left
+        else:
+            del _unfinished[self._address]
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _too_slow(self) -> None:
+        self._deadline = None
+        self._headers_in()
+        if self.transport.is_closing():
+            return
+        # A response still going out for an earlier request on this connection is not cut
+        # into: the connection simply closes.
+        if self.cycle is None or self.cycle.response_complete:
+            self.transport.write(_timeout_response(HEADER_SECONDS))
+        self.transport.close()
+
+
+def unfinished(address: str) -> int:
+    """Connections from ``address`` with a request's headers still coming (this process)."""
+    return _unfinished[address]

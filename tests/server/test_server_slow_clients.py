@@ -1,0 +1,107 @@
+"""Clients that never finish a request (slowloris): the headers have a deadline, one address
+may hold only a few unfinished requests, and a trickled body has a deadline too. On a real
+uvicorn server configured as ``nertz serve`` configures it, the deadlines shortened."""
+
+from __future__ import annotations
+
+import socket
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from server_support import live_server
+
+import nertz.server.edge.app as app_module
+from nertz.server.edge import http_protocol
+from nertz.server.edge.app import create_app
+from nertz.server.serve import server_config
+
+
+def opened(base: str, first: bytes) -> socket.socket:
+    """A raw connection to the server that has sent ``first`` and no more."""
+    parts = urlsplit(base)
+    sock = socket.create_connection((parts.hostname, parts.port), timeout=30)
+    sock.sendall(first)
+    return sock
+
+
+def read_all(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (a reset is a close: the
+    server closed with the request's bytes unread)."""
+    out = b""
+    try:
+        while chunk := sock.recv(65536):
+            out += chunk
+    except ConnectionResetError:
+        pass
+    return out
+
+
+def until(check: Any, what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+def test_the_server_runs_the_guarded_http_protocol() -> None:
+    config = server_config(create_app("sqlite://"), "127.0.0.1", 0)
+    config.load()
+    assert config.http_protocol_class is http_protocol.GuardedHttp
+
+
+def test_headers_that_never_end_get_a_408_and_the_connection_closes(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http_protocol, "HEADER_SECONDS", 0.5)
+    app = create_app(f"sqlite:///{tmp_path}/slow.db", start_bots=False)
+    with live_server(app) as base:
+        with opened(base, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: a") as sock:
+            answer = read_all(sock)
+        assert answer.startswith(b"HTTP/1.1 408 "), answer
+        assert b'"request headers not complete within 0.5 s"' in answer
+        # On a kept-alive connection each request has its own deadline, from its first byte.
+        with opened(base, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n") as sock:
+            first = sock.recv(65536)
+            assert first.startswith(b"HTTP/1.1 200 "), first
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHo")
+            answer = read_all(sock)
+        assert answer.startswith(b"HTTP/1.1 408 "), answer
+        until(lambda: http_protocol.unfinished("127.0.0.1") == 0, "the count never fell")
+        # A whole request still goes through, WebSocket upgrades included (other tests).
+        assert httpx.get(base + "/healthz").status_code == 200
+
+
+def test_one_address_holds_only_a_few_unfinished_requests(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http_protocol, "UNFINISHED_PER_ADDRESS", 4)
+    monkeypatch.setattr(http_protocol, "HEADER_SECONDS", 60.0)
+    app = create_app(f"sqlite:///{tmp_path}/slow.db", start_bots=False)
+    with live_server(app) as base:
+        held = [opened(base, b"GET / HTTP/1.1\r\n") for _ in range(4)]
+        try:
+            until(lambda: http_protocol.unfinished("127.0.0.1") == 4, "not all four held")
+            # One more from the same address is closed before it costs anything more.
+            with opened(base, b"GET /healthz HTTP/1.1\r\n") as extra:
+                assert read_all(extra) == b""
+            assert http_protocol.unfinished("127.0.0.1") == 4
+        finally:
+            for sock in held:
+                sock.close()
+        until(lambda: http_protocol.unfinished("127.0.0.1") == 0, "the count never fell")
+        assert httpx.get(base + "/healthz").status_code == 200
+
+
+def test_a_trickled_body_gets_a_408(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app_module, "BODY_SECONDS", 0.5)
+    app = create_app(f"sqlite:///{tmp_path}/slow.db", start_bots=False)
+    with live_server(app) as base:
+        head = (b"POST /api/rooms HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+                b"content-length: 200\r\n\r\n")
+        with opened(base, head + b'{"seats": 2, ') as sock:
+            answer = b""
+            while b"within" not in answer and (chunk := sock.recv(65536)):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 408 "), answer
+        assert b"request body not complete within 0.5 s" in answer
