@@ -229,21 +229,52 @@ BLANK_LOOKING: Final = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e")
 a name of them alone would look empty."""
 
 
+_IGNORABLE: Final = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x17B4, 0x17B5), (0x180B, 0x180F),
+    (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
+    (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)
+"""Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt) less the
+blank-looking ones read as spaces: characters that show as nothing, some of them combining
+marks (variation selectors, the grapheme joiner) that the format-character test misses."""
+
+MAX_MARKS: Final = 2
+"""Combining marks kept on one character (``é``, ``ệ``); a tower of them overdraws its
+neighbours' lines."""
+
+
+def _ignorable(ch: str) -> bool:
+    code = ord(ch)
+    return any(lo <= code <= hi for lo, hi in _IGNORABLE)
+
+
 def clean_name(name: object) -> str:
-    """A display name as the server keeps it: text, control and invisible format characters
-    dropped, blank-looking ones read as spaces, spaces folded, at most :data:`MAX_NAME`
-    characters; raises :class:`ProtocolError` if nothing is left.
+    """A display name as the server keeps it: text, control and invisible characters dropped
+    (format characters and Unicode's default-ignorable ones), blank-looking ones read as
+    spaces, spaces folded, combining marks only on a character and at most :data:`MAX_MARKS`
+    on one, at most :data:`MAX_NAME` characters; raises :class:`ProtocolError` if nothing is
+    left.
 
     HTML is kept as text: it is the page's job to show it as text (it uses ``textContent``).
     """
     if not isinstance(name, str):
         raise ProtocolError("name must be text")
-    kept = "".join(
-        " " if ch in BLANK_LOOKING else ch
-        for ch in name
-        if ch.isprintable() and unicodedata.category(ch) != "Cf"
-    )
-    kept = " ".join(kept.split())[:MAX_NAME]
+    out: list[str] = []
+    marks = 0
+    for ch in name:
+        if ch in BLANK_LOOKING:
+            ch = " "
+        elif not ch.isprintable() or unicodedata.category(ch) == "Cf" or _ignorable(ch):
+            continue
+        if unicodedata.category(ch).startswith("M"):
+            # A mark needs a character to sit on, and only a couple fit on one.
+            if not out or out[-1].isspace() or marks >= MAX_MARKS:
+                continue
+            marks += 1
+        else:
+            marks = 0
+        out.append(ch)
+    kept = " ".join("".join(out).split())[:MAX_NAME]
     if not kept:
         raise ProtocolError("name is empty")
     return kept
