@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
@@ -80,10 +80,23 @@ class Ready(msgspec.Struct, tag="ready", forbid_unknown_fields=True):
     ready: bool = True
 
 
+SeatIndex = Annotated[int, msgspec.Meta(ge=0)]
+"""A seat as the protocol numbers it, from 0 (a negative one is refused as it is read)."""
+
+MAX_COUNTDOWN_MS: Final = 10_000
+"""The longest countdown before a deal the host may ask for."""
+
+CountdownMs = Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNTDOWN_MS)]
+"""A countdown before a deal, in ms."""
+
+Fraction = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+"""A place across a region, 0 to 1."""
+
+
 class AddBot(msgspec.Struct, tag="add_bot", forbid_unknown_fields=True):
     """Host: put a bot in ``seat`` (None: the first free one) at a speed ``level``."""
 
-    seat: int | None = None
+    seat: SeatIndex | None = None
     level: str = "skilled"
     bot: str = "greedy"
 
@@ -99,20 +112,20 @@ class Assign(msgspec.Struct, tag="assign", forbid_unknown_fields=True):
     (0 Nertz pile, 1 stock and waste) when seats are teams."""
 
     player: str
-    seat: int | None
-    hand: int = 0
+    seat: SeatIndex | None
+    hand: Annotated[int, msgspec.Meta(ge=0)] = 0
 
 
 class Start(msgspec.Struct, tag="start", forbid_unknown_fields=True):
     """Host: start the match after a countdown of ``countdown_ms``."""
 
-    countdown_ms: int = 3000
+    countdown_ms: CountdownMs = 3000
 
 
 class NextRound(msgspec.Struct, tag="next_round", forbid_unknown_fields=True):
     """Host: deal the next round of the match, after a countdown of ``countdown_ms``."""
 
-    countdown_ms: int = 2000
+    countdown_ms: CountdownMs = 2000
 
 
 class Rematch(msgspec.Struct, tag="rematch", forbid_unknown_fields=True):
@@ -122,7 +135,7 @@ class Rematch(msgspec.Struct, tag="rematch", forbid_unknown_fields=True):
 class BotSeat(msgspec.Struct, tag="bot_seat", forbid_unknown_fields=True):
     """Host: hand a vacant seat (its player gone) to a bot at ``level``."""
 
-    seat: int
+    seat: SeatIndex
     level: str = "skilled"
     bot: str = "greedy"
 
@@ -150,8 +163,8 @@ class Pointer(msgspec.Struct, tag="pointer", forbid_unknown_fields=True):
     lifted from their pile ``src``. ``at`` None: the drag ended."""
 
     at: PointerPlace | None = None
-    x: float = 0.0
-    y: float = 0.0
+    x: Fraction = 0.0
+    y: Fraction = 0.0
     card: str | None = None
     src: PileName | None = None
 

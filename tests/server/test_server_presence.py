@@ -54,10 +54,14 @@ def test_a_drag_shows_its_card_only_while_it_is_face_up(
         # KD lies under the AH (hidden), 7S is nowhere on Ann's piles: the pointer goes on
         # without a card.
         for card, src in (("KD", "N"), ("7S", "1"), ("2H", "N")):
-            a.send_json({"type": "pointer", "at": "F", "x": 9, "y": -1, "card": card,
+            a.send_json({"type": "pointer", "at": "F", "x": 1, "y": 0, "card": card,
                          "src": src})
             m, _ = recv_until(b, "pointer")
             assert "card" not in m and "src" not in m and (m["x"], m["y"]) == (1.0, 0.0)
+        # A place off the region is an error naming it, and nobody sees a pointer.
+        a.send_json({"type": "pointer", "at": "F", "x": 9, "y": 0.5})
+        m, _ = recv_until(a, "error")
+        assert m["code"] == "bad_message" and "$.x" in m["message"], m
         a.send_json({"type": "pointer", "at": "F", "x": 0.5, "y": 0.5, "card": "3C",
                      "src": "1"})
         assert recv_until(b, "pointer")[0]["card"] == "3C"

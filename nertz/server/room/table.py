@@ -27,7 +27,7 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any
 
 import msgspec
 
@@ -96,8 +96,6 @@ def _fraction(value: float) -> float:
     """A pointer coordinate kept to 0..1 (anything else, NaN included, to the nearest end)."""
     return round(min(1.0, max(0.0, value)), 3) if value == value else 0.0
 
-MAX_COUNTDOWN_MS: Final = 10_000
-"""The longest start countdown the host may ask for."""
 
 
 class Phase(enum.StrEnum):
@@ -903,8 +901,11 @@ class Table:
         target = self.lobby.find(player_id)
         if seat is not None:
             self.lobby.check_seat(seat)
-            if hand not in self.lobby.hands():
-                raise CommandError("bad_hand", "partner slots exist only in team rules")
+            hands = self.lobby.hands()
+            if hand not in hands:
+                raise CommandError("bad_hand", "partner slots exist only in team rules"
+                                   if len(hands) == 1 else f"there is no partner slot {hand} "
+                                   f"(slots: {', '.join(map(str, hands))})")
             other = self.seat_player(seat, hand)
             if other is not None and other.id != target.id:
                 raise CommandError("seat_taken", f"seat {seat + 1} is taken")
@@ -933,7 +934,7 @@ class Table:
         if empty:
             raise CommandError("empty_seats", "fill every seat first (empty: "
                                + ", ".join(map(str, empty)) + ")")
-        countdown = max(0, min(MAX_COUNTDOWN_MS, int(countdown_ms)))
+        countdown = max(0, min(protocol.MAX_COUNTDOWN_MS, int(countdown_ms)))
         self._log_deal("start", {"seed": self._match_seed(), "match": secrets.token_hex(8),
                                  "countdown_ms": countdown})
         self._broadcast_state()
@@ -958,7 +959,7 @@ class Table:
         if self.phase is not Phase.ROUND_OVER:
             raise CommandError("bad_phase", "the round is not over"
                                if self.phase is Phase.PLAYING else "there is no next round now")
-        countdown = max(0, min(MAX_COUNTDOWN_MS, int(countdown_ms)))
+        countdown = max(0, min(protocol.MAX_COUNTDOWN_MS, int(countdown_ms)))
         self._log_deal("next", {"countdown_ms": countdown})
         self._broadcast_state()
         self._schedule(countdown / 1000, self._begin)
