@@ -42,6 +42,16 @@ def test_partners_each_play_their_own_half(client: TestClient) -> None:
             assert m["type"] == "rejected" and "other partner" in m["error"], m
 
 
+def test_a_partner_slot_that_is_not_there_is_named(client: TestClient) -> None:
+    ann = create_room(client, SPLIT, 2, "Ann")
+    bob = join(client, ann.room, "Bob")
+    with client.websocket_connect(f"/ws/{ann.room}") as a:
+        hello(a, ann.token)
+        m = ask(a, {"type": "assign", "player": bob.player, "seat": 0, "hand": 7})
+        assert m["code"] == "bad_hand", m
+        assert m["message"] == "there is no partner slot 7 (slots: 0, 1)", m
+
+
 def test_a_partner_alone_plays_the_whole_tableau(client: TestClient) -> None:
     """Nobody in the partner slot: the one partner turns the stock too (or the seat could
     never turn it), and the lobby lets the match start with the slot empty."""

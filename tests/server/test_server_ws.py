@@ -149,10 +149,21 @@ def test_host_commands_checked(client: TestClient) -> None:
             ({"type": "next_round"}, "bad_phase"),
             ({"type": "rematch"}, "bad_phase"),
             ({"type": "play", "id": "a", "move": "T"}, "no_round"),
+            ({"type": "assign", "player": ann.player, "seat": 0, "hand": 1}, "bad_hand"),
         ]
         for command, code in checks:
             m = ask(ws, command)
             assert m["type"] == "error" and m["code"] == code, (command, m)
+        # Numbers out of their range are refused as they are read, the field named (nothing
+        # quietly clamped, and no seat named that the client never sent).
+        for command, field in (({"type": "add_bot", "seat": -1}, "$.seat"),
+                               ({"type": "assign", "player": ann.player, "seat": -1}, "$.seat"),
+                               ({"type": "bot_seat", "seat": -3}, "$.seat"),
+                               ({"type": "start", "countdown_ms": -5000}, "$.countdown_ms"),
+                               ({"type": "next_round", "countdown_ms": 10_001}, "$.countdown_ms"),
+                               ({"type": "pointer", "at": "F", "y": -1e308}, "$.y")):
+            m = ask(ws, command)
+            assert m["code"] == "bad_message" and field in m["message"], (command, m)
 
 
 def test_kick_in_lobby(client: TestClient) -> None:
