@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_player import Player, find_move
+from web_player import Player, find_move, fits_foundation, fits_work
 
 from nertz import replay
 
@@ -224,6 +224,15 @@ def test_two_people_and_two_bots_play_a_round_to_the_call(server: Any, new_page:
         assert server.get(f"/api/rooms/{code}")["same_deal"] == room["matches"][0]
 
 
+def no_place(st: dict[str, Any], src: str) -> bool:
+    """Whether the top card of pile ``src`` (N or W) fits nowhere: no foundation, no work
+    pile's top, and no work pile is empty."""
+    card = st["nertz"] if src == "N" else st["waste"]
+    if not card or fits_foundation(card, st["founds"]):
+        return False
+    return not any(fits_work(card, p) if p["up"] else not p["down"] for p in st["work"])
+
+
 def test_phone_plays_a_move_by_touch(server: Any, new_page: Any, artifacts: Path) -> None:
     page = new_page(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True,
                     device_scale_factor=2)
@@ -236,6 +245,25 @@ def test_phone_plays_a_move_by_touch(server: Any, new_page: Any, artifacts: Path
     assert st is not None
     # Nothing wider than the phone.
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    # What a thumb touches is a thumb's size, and no button names a key a phone has not got.
+    assert page.locator(".topbar #sound").is_hidden()
+    menu = page.locator("#menu-btn")
+    assert menu.get_attribute("aria-expanded") == "false"
+    menu.tap()
+    page.wait_for_selector("#tools.open #sound")
+    assert menu.get_attribute("aria-expanded") == "true"
+    sizes = page.evaluate("""() => [...document.querySelectorAll(
+        '.topbar button, .topbar a, #me .actions button')].filter((e) => e.offsetParent)
+        .map((e) => [e.id || e.textContent, e.getBoundingClientRect().height])""")
+    assert {name for name, _ in sizes} >= {"menu-btn", "sound", "four-colour", "help-btn",
+                                           "leave", "turn", "stuck"}, sizes
+    assert all(tall >= 34 for _, tall in sizes), sizes
+    menu.tap()
+    page.wait_for_selector("#tools.open", state="detached")
+    assert page.text_content("#turn") == "Turn (Space)"  # the key's name is in the page...
+    assert page.locator("#turn .key").is_hidden()  # ...and not shown on a touch screen
+    assert page.locator("#me .tip-touch").is_visible()
+    assert page.locator("#me .tip-mouse").is_hidden()
     for _ in range(40):
         move = find_move(st)
         if move is not None:
@@ -253,6 +281,39 @@ def test_phone_plays_a_move_by_touch(server: Any, new_page: Any, artifacts: Path
     else:
         pytest.fail("no card found to play in 40 turns")
     page.screenshot(path=str(artifacts / "phone.png"))
+    # A tap on a card with nowhere to go says so beside the card, not over the other seats.
+    # (A tap on another card of the pile just tapped, sooner than 350 ms after it, is taken
+    # for a double tap's second half and ignored: the wait is a floor, not a guess.)
+    page.wait_for_timeout(400)
+    st = p.settle()
+    assert st is not None
+    for _ in range(60):
+        if no_place(st, "W"):
+            sent = page.evaluate("() => window.nertz.S.sent")
+            page.locator('#me [data-pile="W"] .card[data-card]').first.tap()
+            # The bot may have made a place for it meanwhile: then the tap played it. Read
+            # at once, in the page: the note is gone in a moment.
+            seen = page.wait_for_function("""(sent) => {
+                const b = document.querySelector('.note-bubble');
+                if (b) return {text: b.textContent, top: b.getBoundingClientRect().top,
+                  opps: document.querySelector('.opponents').getBoundingClientRect().bottom,
+                  toasts: [...document.querySelectorAll('#toasts .toast')]
+                    .filter((t) => t.textContent.includes('No place')).length};
+                return window.nertz.S.sent > sent ? 'played' : null; }""", arg=sent).json_value()
+            if seen != "played":
+                assert "No place for the" in seen["text"], seen
+                assert seen["top"] >= seen["opps"] and seen["toasts"] == 0, seen
+                break
+            page.wait_for_timeout(400)  # past the double tap's window before the next
+        elif st["nertz"] and any(not w["up"] and not w["down"] for w in st["work"]):
+            # An empty work pile takes anything: the Nertz top fills it.
+            page.locator('#me [data-pile="N"] .card[data-card]').first.tap()
+        else:
+            page.locator('#me [data-pile="S"]').tap()
+        st = p.settle()
+        assert st is not None
+    else:
+        pytest.fail("no card without a place in 60 turns")
 
 
 def test_a_name_full_of_html_shows_as_text(server: Any, new_page: Any) -> None:
@@ -377,3 +438,16 @@ def test_the_table_says_when_it_waits_for_you_alone(server: Any, new_page: Any) 
     assert not page.evaluate(look, {"mine": "S", "ended": False})["nudge"]
     over = page.evaluate(look, {"mine": "S", "ended": True})
     assert not over["nudge"] and "waiting" not in over["button"], over
+
+
+def test_the_host_fills_every_empty_seat_at_once(server: Any, new_page: Any) -> None:
+    page = new_page()
+    r = seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=4)
+    page.select_option("#bot-level-1", "expert")
+    page.select_option("#bot-level-3", "beginner")
+    page.click("#fill-bots")
+    page.wait_for_selector("#start:not([disabled])")
+    assert page.locator("#fill-bots").count() == 0
+    names = sorted(p["name"] for p in server.get(f"/api/rooms/{r['room']}")["players"])
+    # Each at the level picked beside its seat; seat 3, left alone, at the last one picked.
+    assert names == ["Ann", "Beginner bot 3", "Beginner bot 4", "Expert bot 2"], names

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from page_checks import assert_no_axe_violations, shot
+from page_checks import assert_fits, assert_no_axe_violations, shot
 
 
 def drag(page: Any, source: str, target: str) -> None:
@@ -39,18 +39,37 @@ def test_a_newcomer_plays_the_guided_round_to_the_call(server: Any, new_page: An
     page.wait_for_function(
         "() => document.body.textContent.includes('follow the highlighted card')")
     assert page.get_attribute("#learn-step", "data-step") == "0"
+    play_lesson(page, steps)
+
+
+def play_lesson(page: Any, steps: list[dict[str, Any]], touch: bool = False) -> None:
+    """Make each step the lesson points at, checking the page fits the screen with the step's
+    card and place in view: drags for card moves, a click (a tap on a phone) for the rest."""
     for i, step in enumerate(steps):
         page.wait_for_selector(f"#learn-step[data-step='{i}']")
         move = step["move"]
         assert page.get_attribute("#learn-step", "data-move") == move
-        if move == "T":
-            page.click('#me [data-pile="S"] .stack.hint')
-        elif move == "NERTZ":
-            page.click("#call.hint")
+        if move in ("T", "NERTZ"):
+            target = '#me [data-pile="S"] .stack.hint' if move == "T" else "#call.hint"
+            assert_fits(page, [target])
+            if touch:
+                page.tap(target)
+            else:
+                page.click(target)
         else:
             # "Move the 2 of hearts from work pile 1 to work pile 2": where from, and where to.
             said = page.text_content("#learn-step .learn-do") or ""
             assert said.startswith("Move the ") and " from " in said and " to " in said, said
+            assert_fits(page, ["#me .card.hint", ".hint-target"])
             drag(page, "#me .card.hint", ".hint-target")
     page.wait_for_selector("#learn-step[data-step='done']")
     assert "called" in (page.text_content("#learn-step") or "")
+
+
+def test_the_lesson_fits_a_phone_to_the_call(server: Any, new_page: Any) -> None:
+    # Upright on a phone the lesson's words sit above the table, and the table keeps to the
+    # rest of the screen: every step's card, its place and the call button are in view.
+    page = new_page(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page.goto(server.base + "/learn")
+    page.wait_for_selector("#learn-step[data-step='0']")
+    play_lesson(page, server.get("/api/tutorial")["steps"], touch=True)

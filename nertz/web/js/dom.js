@@ -48,14 +48,41 @@ export function refill(el, ...children) {
   return el;
 }
 
-/** A passing message at the bottom of the screen (also read out by screen readers). */
+/** A passing message at the top of the screen (also read out by screen readers). The same
+ *  message again while it shows (a player tapping on) restarts its time instead of stacking. */
 export function toast(text, kind = '', ms = 2600) {
   const box = document.getElementById('toasts');
   if (!box) return;
+  const last = box.lastElementChild;
+  if (last && last.textContent === text && last.className === 'toast ' + kind) {
+    clearTimeout(last.timer);
+    last.timer = setTimeout(() => last.remove(), ms);
+    return;
+  }
   const t = h('div', {class: 'toast ' + kind, text});
   box.append(t);
-  while (box.children.length > 4) box.firstChild.remove();
-  setTimeout(() => t.remove(), ms);
+  while (box.children.length > 3) box.firstChild.remove();
+  t.timer = setTimeout(() => t.remove(), ms);
+}
+
+/** A word beside what the player just touched (a card with no place to go): over their own
+ *  cards, not the other seats', and gone in a moment; one at a time. Read out like a toast. */
+export function note(el, text, ms = 1400) {
+  document.querySelectorAll('.note-bubble').forEach((b) => b.remove());
+  if (!el || !el.isConnected) { toast(text, '', ms); return; }
+  const r = el.getBoundingClientRect();
+  const b = h('div', {class: 'toast note-bubble', 'aria-hidden': 'true', text});
+  b.style.left = `${Math.round(Math.min(Math.max(r.left + r.width / 2, 80), innerWidth - 80))}px`;
+  b.style.top = `${Math.round(Math.max(r.top - 6, 40))}px`;
+  document.body.append(b);
+  setTimeout(() => b.remove(), ms);
+  // Screen readers hear it from the live region, which shows nothing itself.
+  const live = document.getElementById('toasts');
+  if (live) {
+    const said = h('div', {class: 'sr-only', text});
+    live.append(said);
+    setTimeout(() => said.remove(), ms);
+  }
 }
 
 /** localStorage that never throws (private modes). */

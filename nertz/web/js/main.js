@@ -26,6 +26,7 @@ const S = {
   countdownUntil: 0,
   resultsHidden: false,
   help: false,
+  menuOpen: false,   // the top bar's menu, on a phone
   status: 'open',
   sent: 0,           // moves sent since the page loaded
 };
@@ -426,12 +427,17 @@ function topbar() {
     h('span', {class: 'spacer'}),
     S.result && S.resultsHidden && (room.phase === 'round_over' || room.phase === 'match_over')
       ? h('button', {id: 'show-results', onclick: () => { S.resultsHidden = false; render(); }}, 'Results') : null,
-    h('button', {id: 'sound', 'aria-pressed': String(!soundOn()), title: 'Sounds on or off (remembered)',
-      onclick: () => { setSound(!soundOn()); render(); }}, 'Mute'),
-    h('button', {id: 'four-colour', 'aria-pressed': String(document.body.classList.contains('four-colour')), onclick: toggleFourColour,
-      title: 'Four-colour deck: spades black, hearts red, diamonds blue, clubs green'}, 'Four colours'),
-    h('button', {id: 'help-btn', onclick: toggleHelp, 'aria-keyshortcuts': '?'}, 'Keys (?)'),
-    h('a', {href: '/', id: 'leave', onclick: (e) => { e.preventDefault(); go('/'); }, title: `Leave (your seat waits for you) · call word: ${word}`}, 'Leave'),
+    // On a phone the settings fold into one menu button, so the bar keeps to one row and each
+    // control is a full-size touch target (style.css); elsewhere the menu button is hidden.
+    h('button', {id: 'menu-btn', class: 'menu-btn', 'aria-expanded': String(!!S.menuOpen), 'aria-controls': 'tools',
+      onclick: () => { S.menuOpen = !S.menuOpen; render(); }}, 'Menu'),
+    h('div', {id: 'tools', class: 'tools' + (S.menuOpen ? ' open' : '')},
+      h('button', {id: 'sound', 'aria-pressed': String(!soundOn()), title: 'Sounds on or off (remembered)',
+        onclick: () => { setSound(!soundOn()); render(); }}, 'Mute'),
+      h('button', {id: 'four-colour', 'aria-pressed': String(document.body.classList.contains('four-colour')), onclick: toggleFourColour,
+        title: 'Four-colour deck: spades black, hearts red, diamonds blue, clubs green'}, 'Four colours'),
+      h('button', {id: 'help-btn', onclick: () => { S.menuOpen = false; toggleHelp(); }, 'aria-keyshortcuts': '?'}, 'Help', h('span', {class: 'key'}, ' (?)')),
+      h('a', {href: '/', id: 'leave', onclick: (e) => { e.preventDefault(); go('/'); }, title: `Leave (your seat waits for you) · call word: ${word}`}, 'Leave')),
   ];
 }
 
@@ -512,7 +518,7 @@ function render() {
   tableView.render(shown, {
     pending: S.pending.length,
     banner,
-    topKey: [room.phase, room.match, S.status, soundOn(), four, S.resultsHidden, !!S.result,
+    topKey: [room.phase, room.match, S.status, soundOn(), four, S.resultsHidden, !!S.result, !!S.menuOpen,
       room.players.map((p) => [p.name, p.seat]), S.you && S.you.seat],
   });
   const left = S.countdownUntil - performance.now();

@@ -195,7 +195,7 @@ export function joinScreen(root, app, room) {
   };
   const seated = room.players.filter((p) => p.seat != null).length;
   const join = h('button', {class: 'primary', id: 'join-room', onclick: () => go(false)},
-    room.phase === 'lobby' ? 'Take a seat' : 'Join (watch until a seat is free)');
+    room.phase === 'lobby' ? 'Take a seat' : 'Wait for a seat (watching meanwhile)');
   name.addEventListener('keydown', (e) => { if (e.key === 'Enter') go(false); });
   fill(root, h('div', {class: 'screen', id: 'join-screen'},
     h('h1', {class: 'brand', text: 'Nertz'}),
@@ -205,7 +205,7 @@ export function joinScreen(root, app, room) {
       h('ul', {}, room.players.map((p) => h('li', {text: p.name + (p.bot ? ` (${p.level} bot)` : '')}))),
       h('label', {class: 'field'}, h('span', {text: 'Your name'}), name),
       err,
-      h('div', {class: 'row'}, join, h('button', {onclick: () => go(true)}, 'Watch'),
+      h('div', {class: 'row'}, join, h('button', {id: 'watch-only', onclick: () => go(true)}, 'Just watch'),
         h('a', {href: '/', onclick: (e) => { e.preventDefault(); app.go('/'); }}, 'Home')))));
   name.focus();
 }
@@ -269,6 +269,12 @@ export function lobbyScreen(root, app) {
   const start = isHost ? h('button', {class: 'primary', id: 'start', disabled: !full,
     onclick: () => app.send({type: 'start', countdown_ms: app.countdownMs})},
   full ? 'Start the match' : `Fill every seat to start (${empties.length} empty)`) : null;
+  // Every empty seat at once, each at the level picked beside it (else the last one picked).
+  const fill = isHost && empties.length > 1 ? h('button', {id: 'fill-bots', onclick: () => {
+    for (const seat of empties) {
+      app.send({type: 'add_bot', seat, level: app.botLevels[seat] || app.botLevel || 'casual', bot: 'greedy'});
+    }
+  }}, `Fill the ${empties.length} empty seats with bots`) : null;
   // Space presses a button on key-up: a lobby update between the two would lose the press,
   // so Start acts on key-down.
   if (start) start.addEventListener('keydown', (e) => {
@@ -288,7 +294,7 @@ export function lobbyScreen(root, app) {
       h('h2', {text: `Seats (${room.seats})${teams ? ': teams of two' : ''}`}),
       seatsList,
       watchers.length ? h('p', {class: 'small'}, 'Watching: ', watchers.map((p, i) => [i ? ', ' : '', h('span', {text: p.name})])) : null,
-      h('div', {class: 'actions'}, you && you.seat != null ? ready : null, start,
+      h('div', {class: 'actions'}, you && you.seat != null ? ready : null, fill, start,
         isHost ? null : h('span', {class: 'muted small', text: 'The host starts the match.'}))),
     roomRatings(room),
     matchesPanel(app, room)));
@@ -359,11 +365,12 @@ export function resultsSheet(app, result, names, mySeat) {
   const how = result.ended === 'nertz' && result.caller != null ? `${names(result.caller)} called ${word}!`
     : result.ended === 'blocked' ? 'Nobody could play on: the round was blocked.' : 'The round ended.';
   const seats = result.scores.map((_, s) => s);
+  // Card points repeat the foundation cards where every card counts one (most rules).
   const shownFields = FIELDS.filter(([k]) => k === 'total' || k === 'foundation_cards' || k === 'nertz_left' ||
-    result.breakdown.some((b) => b[k]));
+    (k === 'card_points' ? result.breakdown.some((b) => b[k] !== b.foundation_cards) : result.breakdown.some((b) => b[k])));
   const breakdown = h('table', {class: 'data', id: 'breakdown'},
     h('caption', {class: 'sr-only', text: `Round ${result.round} breakdown`}),
-    h('thead', {}, h('tr', {}, h('th', {scope: 'col', text: 'Seat'}), shownFields.map(([, t]) => h('th', {scope: 'col', text: t})))),
+    h('thead', {}, h('tr', {}, h('th', {scope: 'col', text: 'Seat'}), shownFields.map(([k, t]) => h('th', {scope: 'col', dataset: {field: k}, text: t})))),
     h('tbody', {}, seats.map((s) => h('tr', {class: s === mySeat ? 'me' : '', dataset: {seat: String(s)}},
       h('th', {scope: 'row'}, h('span', {class: 'seatname'}, ownerMark(s, app.initial(s)), h('span', {class: 'player-name', text: names(s)}))),
       shownFields.map(([k]) => {

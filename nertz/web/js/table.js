@@ -3,7 +3,7 @@
 // a card to its best place, and full keyboard play. Regions re-render only when what they show
 // changed; a drag moves a floating copy with transforms, so nothing underneath is laid out again.
 
-import {h, fill, refill, toast} from './dom.js';
+import {h, fill, refill, toast, note} from './dom.js';
 import {cardEl, backEl, slotEl, ownerMark, label, parse} from './cards.js';
 import {bestMove, fitFoundation, fitsWork, lift, canCall} from './rules.js';
 import {beep} from './sound.js';
@@ -43,7 +43,7 @@ export class TableView {
     this.keys = {};
     this.selection = null;   // {src, index} for keyboard play
     this.drag = null;
-    this.lastClick = {pile: null, at: 0};
+    this.lastClick = {pile: null, card: null, at: 0};
     this.flights = [];
     this.build();
     this.onKey = (e) => this.key(e);
@@ -83,7 +83,10 @@ export class TableView {
     const want = others.map((tab) => tab.seat).join(',');
     if (this.opps.dataset.seats !== want) {
       this.opps.dataset.seats = want;
-      this.opps.classList.toggle('many', others.length > 3);
+      // A spectator has the whole screen for the seats: one a row up to four (style.css).
+      const watching = seat == null;
+      this.opps.classList.toggle('watching', watching);
+      this.opps.classList.toggle('many', others.length > (watching ? 4 : 3));
       this.keys = Object.fromEntries(Object.entries(this.keys).filter(([k]) => !k.startsWith('opp')));
       fill(this.opps, others.map((tab) => h('div', {class: 'opp', dataset: {seat: String(tab.seat)}})));
     }
@@ -297,17 +300,19 @@ export class TableView {
       && t.tableaus.every((o, s) => s === seat || o.stuck);
     const actions = h('div', {class: 'actions'},
       callable ? h('button', {class: 'callbtn', id: 'call', onclick: () => ctx.play('NERTZ'), 'aria-keyshortcuts': 'C'}, `Call ${ctx.callWord}! (C)`) : null,
-      h('button', {id: 'turn', onclick: () => ctx.play('T'), 'aria-keyshortcuts': 'Space', disabled: !(tab.stock_count || tab.waste_count) || !!t.ended || this.partnerPile('S')}, 'Turn (Space)'),
+      h('button', {id: 'turn', onclick: () => ctx.play('T'), 'aria-keyshortcuts': 'Space', disabled: !(tab.stock_count || tab.waste_count) || !!t.ended || this.partnerPile('S')}, 'Turn', h('span', {class: 'key'}, ' (Space)')),
       h('button', {id: 'stuck', onclick: () => ctx.play(either ? 'STUCK S' : 'STUCK'), 'aria-keyshortcuts': 'S',
         disabled: !!tab.stuck || !!t.ended, 'aria-pressed': tab.stuck ? 'true' : 'false'},
-        tab.stuck && !t.ended ? 'Stuck: waiting for the others' : (either ? 'Stuck: rotate stock (S)' : "I'm stuck (S)")),
-      either ? h('button', {onclick: () => ctx.play('STUCK N'), disabled: !!tab.stuck || !!t.ended || !tab.nertz_count}, 'Stuck: rotate Nertz pile (Shift+S)') : null,
+        tab.stuck && !t.ended ? 'Stuck: waiting for the others' : (either ? 'Stuck: rotate stock' : "I'm stuck"),
+        tab.stuck && !t.ended ? null : h('span', {class: 'key'}, ' (S)')),
+      either ? h('button', {onclick: () => ctx.play('STUCK N'), disabled: !!tab.stuck || !!t.ended || !tab.nertz_count}, 'Stuck: rotate Nertz pile', h('span', {class: 'key'}, ' (Shift+S)')) : null,
       othersStuck ? h('span', {class: 'nudge', id: 'stuck-nudge', role: 'status'}, 'Everyone else is stuck: play on, or say you are stuck too and the table resets.') : null,
-      h('span', {class: 'muted small hint'}, 'Drag cards, click one to send it to its best place, or press ? for keys.'));
+      h('span', {class: 'muted small tip tip-mouse'}, 'Drag cards, click one to send it to its best place, or press ? for keys.'),
+      h('span', {class: 'muted small tip tip-touch'}, 'Tap a card to play it where it fits best; drag it to choose.'));
     fill(this.me,
       h('div', {class: 'mehead'},
         ownerMark(seat, ctx.initial(seat)),
-        h('span', {class: 'nm', text: ctx.names(seat)}), h('span', {class: 'muted', text: '(you)'}),
+        h('span', {class: 'nm', text: ctx.names(seat)}), h('span', {class: 'muted you', text: '(you)'}),
         h('span', {class: 'pill', id: 'my-nertz-count', text: `Nertz pile: ${tab.nertz_count}`}),
         h('span', {class: 'lat', text: lat == null ? '' : `${lat} ms`}),
         tab.stuck ? h('span', {class: 'badge', text: 'stuck'}) : null,
@@ -608,9 +613,11 @@ export class TableView {
 
   clickCard(d) {
     const now = performance.now();
-    // The second click of a double-click must not send the next card too.
-    if (this.lastClick.pile === d.src && now - this.lastClick.at < 350) return;
-    this.lastClick = {pile: d.src, at: now};
+    // The second click of a double-click must not send the card the first one uncovered; a
+    // card clicked again (it had no place) is asked about again.
+    const card = d.cards[0];
+    if (this.lastClick.pile === d.src && this.lastClick.card !== card && now - this.lastClick.at < 350) return;
+    this.lastClick = {pile: d.src, card, at: now};
     this.sendBest(d.src, d.index, d.rect);
   }
 
@@ -623,7 +630,7 @@ export class TableView {
     if (!move) {
       const el = this.me.querySelector(`[data-pile="${src}"] .card[data-card="${cards[0]}"]`);
       if (el) { el.classList.remove('shake'); void el.offsetWidth; el.classList.add('shake'); }
-      if (cards.length) toast(`No place for the ${label(cards[0])} right now`);
+      if (cards.length) note(el, `No place for the ${label(cards[0])} right now`);
       beep('bad');
       return;
     }
