@@ -27,6 +27,7 @@ import json
 import random
 import socket
 import statistics
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,6 +136,19 @@ def set_race(table: Table, rival: bool = True) -> None:
     table.round = rnd
 
 
+async def seated(url: str, token: str, rtt: float, extra: float,
+                 headers: dict[str, str] | None = None) -> Seat:
+    """A socket said hello (asking for pings) and answering them with its injected delays;
+    its injected round trip is what the kernel is taken to measure (:data:`NETWORK`)."""
+    ws = await connect(url, max_size=2**22, additional_headers=headers)
+    NETWORK[ws.local_address[1]] = rtt
+    seat = Seat(ws, rtt, extra)
+    await ws.send(json.dumps({"type": "hello", "token": token, "pings": True}))
+    task = asyncio.get_running_loop().create_task(seat.read())
+    seat.tasks.add(task)
+    return seat
+
+
 async def open_room(base: str, http: httpx.AsyncClient, fair: bool, slow_extra: float,
                     app: Any) -> tuple[Table, Seat, Seat]:
     made = (await http.post(base + "/api/rooms", json={
@@ -145,13 +159,7 @@ async def open_room(base: str, http: httpx.AsyncClient, fair: bool, slow_extra: 
     seats = []
     for token, rtt, extra in ((made["token"], FAST_RTT, 0.0),
                               (slow["token"], SLOW_RTT, slow_extra)):
-        ws = await connect(url, max_size=2**22)
-        NETWORK[ws.local_address[1]] = rtt
-        seat = Seat(ws, rtt, extra)
-        await ws.send(json.dumps({"type": "hello", "token": token, "pings": True}))
-        task = asyncio.get_running_loop().create_task(seat.read())
-        seat.tasks.add(task)
-        seats.append(seat)
+        seats.append(await seated(url, token, rtt, extra))
     table: Table = app.state.hub.rooms[made["room"]].table
     await seats[0].ws.send(json.dumps({"type": "start", "countdown_ms": 0}))
     await until_playing(table)
@@ -224,19 +232,34 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def all_races(db_url: str) -> tuple[list[Kind], dict[str, list[float]]]:
+@contextlib.asynccontextmanager
+async def served(db_url: str, proxies: tuple[str, ...] = ()
+                 ) -> AsyncIterator[tuple[Any, str, list[Seat]]]:
+    """The app on a real uvicorn (``proxies`` trusted), its base URL, and a list the test adds
+    its seats to: each closed, and the server stopped, at the end."""
     app = create_app(db_url, start_bots=False, rooms_per_minute=0, ping_interval=0.3)
     port = free_port()
-    server = uvicorn.Server(server_config(app, "127.0.0.1", port, ()))
+    server = uvicorn.Server(server_config(app, "127.0.0.1", port, proxies))
     serving = asyncio.get_running_loop().create_task(server.serve())
-    kinds = [Kind("fair races on", True), Kind("fair races off", False),
-             Kind("on, slow seat fakes 400 ms", True, 400 - SLOW_RTT),
-             Kind("on, slow seat fakes 200 ms (the cap)", True, 2 * CAP_MS - SLOW_RTT)]
     seats: list[Seat] = []
     try:
         while not server.started:
             await asyncio.sleep(0.01)
-        base = f"http://127.0.0.1:{port}"
+        yield app, f"http://127.0.0.1:{port}", seats
+    finally:
+        for seat in seats:
+            await seat.ws.close()
+            for task in list(seat.tasks):
+                task.cancel()
+        server.should_exit = True
+        await serving
+
+
+async def all_races(db_url: str) -> tuple[list[Kind], dict[str, list[float]]]:
+    kinds = [Kind("fair races on", True), Kind("fair races off", False),
+             Kind("on, slow seat fakes 400 ms", True, 400 - SLOW_RTT),
+             Kind("on, slow seat fakes 200 ms (the cap)", True, 2 * CAP_MS - SLOW_RTT)]
+    async with served(db_url) as (app, base, seats):
         races = offsets(13, RACES)
         jobs = []
         async with httpx.AsyncClient() as http:
@@ -251,13 +274,6 @@ async def all_races(db_url: str) -> tuple[list[Kind], dict[str, list[float]]]:
             await asyncio.gather(*jobs)
             delays = await uncontested(*rooms[0, 0])
         return kinds, delays
-    finally:
-        for seat in seats:
-            await seat.ws.close()
-            for task in list(seat.tasks):
-                task.cancel()
-        server.should_exit = True
-        await serving
 
 
 def test_races_are_fair_across_latency(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -289,15 +305,7 @@ async def held_pongs(db_url: str) -> dict[str, float | None]:
     """Three seats that each hold every pong back 250 ms, on a server trusting a proxy at
     127.0.0.1: one connects straight, one through the "proxy" with its figure for the client's
     round trip (80 ms), one through it with none. Their estimates, once settled."""
-    app = create_app(db_url, start_bots=False, rooms_per_minute=0, ping_interval=0.3)
-    port = free_port()
-    server = uvicorn.Server(server_config(app, "127.0.0.1", port, ("127.0.0.1",)))
-    serving = asyncio.get_running_loop().create_task(server.serve())
-    seats: list[Seat] = []
-    try:
-        while not server.started:
-            await asyncio.sleep(0.01)
-        base = f"http://127.0.0.1:{port}"
+    async with served(db_url, ("127.0.0.1",)) as (app, base, seats):
         async with httpx.AsyncClient() as http:
             made = (await http.post(base + "/api/rooms", json={
                 "rules": RACE_RULES, "seats": 3, "name": "Straight", "fair_races": True})).json()
@@ -310,12 +318,7 @@ async def held_pongs(db_url: str) -> dict[str, float | None]:
                    "Proxied": {"X-Forwarded-For": "203.0.113.7", "X-TCP-RTT": "80000"},
                    "Bare": {"X-Forwarded-For": "203.0.113.8"}}
         for name, token in tokens.items():
-            ws = await connect(url, additional_headers=headers[name])
-            seat = Seat(ws, 0.0, 250.0)
-            await ws.send(json.dumps({"type": "hello", "token": token, "pings": True}))
-            task = asyncio.get_running_loop().create_task(seat.read())
-            seat.tasks.add(task)
-            seats.append(seat)
+            seats.append(await seated(url, token, 0.0, 250.0, headers[name]))
         table: Table = app.state.hub.rooms[made["room"]].table
         by_name = {p.name: p for p in table.players.values()}
         deadline = asyncio.get_running_loop().time() + 60
@@ -325,13 +328,6 @@ async def held_pongs(db_url: str) -> dict[str, float | None]:
                 return {name: p.rtt_measured for name, p in by_name.items()}
             await asyncio.sleep(0.05)
         raise AssertionError(f"no estimates: {[p.rtt_measured for p in by_name.values()]}")
-    finally:
-        for seat in seats:
-            await seat.ws.close()
-            for task in list(seat.tasks):
-                task.cancel()
-        server.should_exit = True
-        await serving
 
 
 def test_holding_pongs_back_buys_only_what_the_network_allows(db_url: str) -> None:
