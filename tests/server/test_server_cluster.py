@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 
 from nertz.server.cluster import Leases, Node, Relay, RelayError
 from nertz.server.cluster.placement import Placement
+from nertz.server.cluster.remote import RemoteSocket
 from nertz.server.room.archive import MatchArchive
 from nertz.server.store import Fenced, Store, StoreError
 
@@ -280,3 +281,35 @@ def test_redis_replies_are_parsed_by_hiredis() -> None:
 
     assert redis.utils.HIREDIS_AVAILABLE
     assert "Hiredis" in DefaultParser.__name__
+
+
+async def test_sockets_held_by_a_process_that_died_are_dropped(
+        redis: tuple[Redis, str]) -> None:
+    """A process relaying a room's sockets to its owner is SIGKILLed: it says no goodbye, so
+    the owner drops those sockets once the process stops beating (left, they would count
+    against their players' socket limits for good and keep their seats taken). A process
+    that still beats keeps its sockets, and the frames a holder relays carry its latest
+    figure for the client's network round trip."""
+    _client, prefix = redis
+    owner = await Node.connect(REDIS, prefix, "owner")
+    opened: list[tuple[str, RemoteSocket]] = []
+    owner.on_socket = lambda room, sock: opened.append((room, sock))
+    owner.held["room1"] = 1
+    try:
+        for holder in ("dead", "alive"):
+            owner._handle({"k": "open", "room": "room1", "sock": f"{holder}/s", "from": holder,
+                           "addr": "203.0.113.9", "rtt": 250.0})
+        await owner.placement.beat(1)
+        await Placement(_client, prefix, "alive").beat(0)
+        await _client.zadd(prefix + "beats", {"dead": 0})  # silent since long ago
+        (_, dead), (_, alive) = opened
+        assert dead.network is not None and dead.network() == 250.0
+        owner._handle({"k": "frame", "room": "room1", "sock": "alive/s",
+                       "env": {"type": "websocket.receive", "text": "{}", "rtt": 0.4}})
+        assert alive.network is not None and alive.network() == 0.4  # no longer 250
+        await owner._round()
+        assert set(owner.remote) == {"alive/s"}
+        assert dead.closed and (await dead.receive())["type"] == "websocket.disconnect"
+        assert not alive.closed
+    finally:
+        await owner.close()

@@ -38,6 +38,11 @@ DEFAULT_PREFIX: Final = "nertz:"
 Redis keep apart by it."""
 
 
+HOLDER_SILENT_SECONDS: Final = 10.0
+"""A process that has not beaten for this long is taken for dead: the sockets it held for rooms
+owned here are dropped (longer than a lease, so that a slow process is not cut off)."""
+
+
 class ClusterError(RuntimeError):
     """The cluster layer cannot start: what is missing, for people."""
 
@@ -160,6 +165,19 @@ class Node:
         """A remote socket's session ended here."""
         self.remote.pop(sock.id, None)
 
+    async def _drop_orphaned_sockets(self) -> None:
+        """End the sessions of remote sockets whose holding process has stopped beating: it
+        died (SIGKILL says no goodbye), so its clients' sockets are gone, and kept here they
+        would count against their players' socket limits and keep their seats taken."""
+        alive = await self.placement.alive(HOLDER_SILENT_SECONDS)
+        for sock in [s for s in self.remote.values() if s.process not in alive]:
+            self.remote.pop(sock.id, None)
+            log.warning("socket %s: its process %s went silent; its session ends", sock.id,
+                        sock.process)
+            # Told too, in case it was only slow: it closes the client's socket, which
+            # reconnects.
+            sock.close(MOVED_CODE, "the server holding this socket went away: reconnect")
+
     # ------------------------------------------------------------------ the rounds
 
     async def _rounds(self) -> None:
@@ -189,6 +207,8 @@ class Node:
                     await self.on_orphan(room_id)
                 except Exception:
                     log.exception("room %s: could not take it over", room_id)
+        if self.remote:
+            await self._drop_orphaned_sockets()
         piped = self.pipes.rooms()
         if piped:
             owners = await self.leases.owners(list(piped))

@@ -74,12 +74,19 @@ class Pipes:
                                 "rtt": network_ms})
         return socket_id
 
-    def forward(self, socket_id: str, frame: dict[str, Any]) -> None:
-        """Send one frame the client sent to the owner, in its envelope."""
+    def forward(self, socket_id: str, frame: dict[str, Any],
+                network_ms: float | None = None) -> None:
+        """Send one frame the client sent to the owner, in its envelope, with the network's
+        round trip to the client as measured here now (None: unknown), which bounds the
+        owner's latency estimate (read at every frame: one taken only as the socket opened
+        could be inflated then and stay so)."""
         pipe = self.open.get(socket_id)
         if pipe is not None:
+            env = envelope(frame)
+            if network_ms is not None:
+                env["rtt"] = network_ms
             self.relay.send(pipe.owner, {"k": "frame", "room": pipe.room_id,
-                                         "sock": socket_id, "env": envelope(frame)})
+                                         "sock": socket_id, "env": env})
 
     def end(self, socket_id: str) -> None:
         """The client's socket closed: tell the owner."""

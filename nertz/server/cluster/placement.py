@@ -62,6 +62,13 @@ return best
 """Ties go to the asking process (no relay hop), else to the first in the beats' order."""
 
 
+_ALIVE: Final = """
+local now = redis.call('TIME')
+local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+return redis.call('ZRANGEBYSCORE', KEYS[1], ms - tonumber(ARGV[1]), '+inf')
+"""
+
+
 class Placement:
     """The service's room counts per process, seen from one process."""
 
@@ -71,11 +78,17 @@ class Placement:
         self._beats = prefix + "beats"
         self._beat: Any = redis.register_script(_BEAT)
         self._pick: Any = redis.register_script(_PICK)
+        self._alive: Any = redis.register_script(_ALIVE)
 
     async def beat(self, rooms: int) -> None:
         """Say this process is alive and owns ``rooms`` rooms."""
         await self._beat(keys=[self._load, self._beats],
                          args=[self.process, rooms, int(FORGET_SECONDS * 1000)])
+
+    async def alive(self, within: float) -> set[str]:
+        """The processes that beat within the last ``within`` seconds (Redis's clock)."""
+        found = await self._alive(keys=[self._beats], args=[int(within * 1000)])
+        return {p.decode() if isinstance(p, bytes) else str(p) for p in found}
 
     async def pick(self) -> str:
         """The process that should own a new room (this one when no other is alive), counted

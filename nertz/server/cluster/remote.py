@@ -31,12 +31,13 @@ class RemoteSocket:
         self.id = socket_id
         self.address = address
         """The client's address, as the holding process saw it."""
+        self._network_ms = network_ms
         self.network: Callable[[], float | None] | None = \
-            None if network_ms is None else (lambda: network_ms)
-        """The network's round trip to the client as the holding process measured it when
-        the socket opened (ms; None: it could not tell, no bound): it bounds the latency
-        estimate here (the pings' round trips also cross the relay; the bound's slack allows
-        for it)."""
+            None if network_ms is None else (lambda: self._network_ms)
+        """The network's round trip to the client as the holding process last measured it
+        (ms; sent with every frame; None when the socket opened: it cannot tell, no bound):
+        it bounds the latency estimate here (the pings' round trips also cross the relay;
+        the bound's slack allows for it)."""
         self.closed = False
         self.frames: asyncio.Queue[Frame] = asyncio.Queue()
 
@@ -66,8 +67,11 @@ class RemoteSocket:
         return await self.frames.get()
 
     def arrived(self, frame: Frame) -> None:
-        """A frame from the holding process."""
+        """A frame from the holding process (with its latest figure for the network)."""
         if not self.closed:
+            network = frame.get("rtt")
+            if isinstance(network, (int, float)):
+                self._network_ms = float(network)
             self.frames.put_nowait(frame)
 
     def gone(self) -> None:

@@ -911,7 +911,8 @@ def create_app(
                 frame = await receive()
                 if frame["type"] == "websocket.disconnect":
                     break
-                pipes.forward(socket_id, frame)
+                pipes.forward(socket_id, frame,
+                              conn.network() if conn.network is not None else None)
         finally:
             pipes.end(socket_id)
 
