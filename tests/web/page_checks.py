@@ -46,7 +46,13 @@ OUT_OF_VIEW = """(selectors) => {
     }
   }
   const doc = document.documentElement;
-  return {out, scrollW: doc.scrollWidth, scrollH: doc.scrollHeight,
+  // The foundations' strip in the middle keeps the room its cards need (squeezed to nothing
+  // by the seats around it, they would be in view and yet covered).
+  const middle = document.querySelector('#table-screen .middle');
+  const founds = document.querySelector('#foundations');
+  const squeezed = middle && founds && middle.getBoundingClientRect().height + 0.5
+    < parseFloat(getComputedStyle(founds).minHeight);
+  return {out, scrollW: doc.scrollWidth, scrollH: doc.scrollHeight, squeezed,
           w: innerWidth, h: innerHeight, x: scrollX, y: scrollY};
 }"""
 
@@ -63,6 +69,7 @@ def assert_fits(page: Any, selectors: list[str] = TABLE_ACTIONS) -> None:
     assert m["scrollW"] <= m["w"] and m["scrollH"] <= m["h"], f"the page scrolls: {m}"
     assert (m["x"], m["y"]) == (0, 0), f"the page was scrolled: {m}"
     assert not m["out"], f"out of view at {m['w']}x{m['h']}: {m['out']}"
+    assert not m["squeezed"], f"the foundations have no room at {m['w']}x{m['h']}"
 
 
 def in_view(page: Any, box: dict[str, float] | None, what: str) -> None:

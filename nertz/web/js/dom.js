@@ -72,9 +72,11 @@ export function note(el, text, ms = 1400) {
   if (!el || !el.isConnected) { toast(text, '', ms); return; }
   const r = el.getBoundingClientRect();
   const b = h('div', {class: 'toast note-bubble', 'aria-hidden': 'true', text});
-  b.style.left = `${Math.round(Math.min(Math.max(r.left + r.width / 2, 80), innerWidth - 80))}px`;
-  b.style.top = `${Math.round(Math.max(r.top - 6, 40))}px`;
   document.body.append(b);
+  // Centred over the card, but never past the screen's edge: shifted, not squeezed.
+  const half = b.offsetWidth / 2;
+  b.style.left = `${Math.round(Math.min(Math.max(r.left + r.width / 2, half + 4), innerWidth - half - 4))}px`;
+  b.style.top = `${Math.round(Math.max(r.top - 6, 40))}px`;
   setTimeout(() => b.remove(), ms);
   // Screen readers hear it from the live region, which shows nothing itself.
   const live = document.getElementById('toasts');

@@ -562,6 +562,14 @@ function closeOverlay() {
   render();
 }
 
+// The top bar's menu (a phone's) closes on a touch anywhere outside it, as menus do.
+document.addEventListener('pointerdown', (e) => {
+  if (S.menuOpen && !(e.target instanceof Element && e.target.closest('#tools, #menu-btn'))) {
+    S.menuOpen = false;
+    render();
+  }
+});
+
 document.addEventListener('keydown', (e) => {
   if (e.key === 'Escape' && overlayEl) { e.preventDefault(); closeOverlay(); }
   else if (e.key === '?' && !tableView && S.room && !(e.target && /INPUT|SELECT|TEXTAREA/.test(e.target.tagName))) toggleHelp();

@@ -292,9 +292,10 @@ export function lobbyScreen(root, app) {
       h('p', {class: 'small muted'}, 'Or give them the code ', h('strong', {text: room.code}), '.')),
     h('div', {class: 'panel'},
       h('h2', {text: `Seats (${room.seats})${teams ? ': teams of two' : ''}`}),
+      fill ? h('div', {class: 'actions'}, fill) : null,
       seatsList,
       watchers.length ? h('p', {class: 'small'}, 'Watching: ', watchers.map((p, i) => [i ? ', ' : '', h('span', {text: p.name})])) : null,
-      h('div', {class: 'actions'}, you && you.seat != null ? ready : null, fill, start,
+      h('div', {class: 'actions'}, you && you.seat != null ? ready : null, start,
         isHost ? null : h('span', {class: 'muted small', text: 'The host starts the match.'}))),
     roomRatings(room),
     matchesPanel(app, room)));
@@ -347,9 +348,9 @@ export function matchesPanel(app, room) {
 // ------------------------------------------------------------------ results
 
 const FIELDS = [
-  ['foundation_cards', 'Foundation cards'],
-  ['card_points', 'Card points'],
-  ['nertz_left', 'Nertz cards left'],
+  ['foundation_cards', 'Foundation cards', 'Played'],
+  ['card_points', 'Card points', 'Points'],
+  ['nertz_left', 'Nertz cards left', 'Nertz left'],
   ['nertz_penalty', 'Penalty'],
   ['caller_bonus', 'Caller bonus'],
   ['variant_bonus', 'Variant bonus'],
@@ -370,7 +371,9 @@ export function resultsSheet(app, result, names, mySeat) {
     (k === 'card_points' ? result.breakdown.some((b) => b[k] !== b.foundation_cards) : result.breakdown.some((b) => b[k])));
   const breakdown = h('table', {class: 'data', id: 'breakdown'},
     h('caption', {class: 'sr-only', text: `Round ${result.round} breakdown`}),
-    h('thead', {}, h('tr', {}, h('th', {scope: 'col', text: 'Seat'}), shownFields.map(([k, t]) => h('th', {scope: 'col', dataset: {field: k}, text: t})))),
+    h('thead', {}, h('tr', {}, h('th', {scope: 'col', text: 'Seat'}), shownFields.map(([k, t, short]) => h('th', {scope: 'col', dataset: {field: k}},
+      // A phone shows the short heading; a screen reader always reads the long one.
+      short ? [h('span', {class: 'long', text: t}), h('span', {class: 'short', 'aria-hidden': 'true', text: short})] : t)))),
     h('tbody', {}, seats.map((s) => h('tr', {class: s === mySeat ? 'me' : '', dataset: {seat: String(s)}},
       h('th', {scope: 'row'}, h('span', {class: 'seatname'}, ownerMark(s, app.initial(s)), h('span', {class: 'player-name', text: names(s)}))),
       shownFields.map(([k]) => {
@@ -468,9 +471,10 @@ export const SHORTCUTS = [
 
 export function helpSheet(close) {
   return h('div', {class: 'sheet help', id: 'help', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'help-title'},
-    h('h2', {id: 'help-title', text: 'Playing by keyboard, mouse or touch'}),
-    h('dl', {}, SHORTCUTS.map(([k, d]) => [h('dt', {}, h('kbd', {text: k})), h('dd', {text: d})])),
-    h('p', {text: 'Mouse and touch: drag a card (or part of a work pile\'s run) where it goes, or click/tap it to send it to its best place: a foundation first, then a work pile. Click the stock to turn it.'}),
+    h('h2', {id: 'help-title', text: 'Playing by touch, mouse or keyboard'}),
+    h('p', {text: 'Touch and mouse: drag a card (or part of a work pile\'s run) where it goes, or tap/click it to send it to its best place: a foundation first, then a work pile. Tap the stock to turn it.'}),
     h('p', {text: 'Foundation cards carry the colour, shape and initial of the player who played them.'}),
-    h('button', {class: 'primary', onclick: close}, 'Close'));
+    h('h3', {text: 'Keys'}),
+    h('dl', {}, SHORTCUTS.map(([k, d]) => [h('dt', {}, h('kbd', {text: k})), h('dd', {text: d})])),
+    h('div', {class: 'sheet-foot'}, h('button', {class: 'primary', id: 'help-close', onclick: close}, 'Close')));
 }

@@ -87,6 +87,7 @@ export class TableView {
       const watching = seat == null;
       this.opps.classList.toggle('watching', watching);
       this.opps.classList.toggle('many', others.length > (watching ? 4 : 3));
+      this.opps.classList.toggle('few', !watching && others.length <= 2);
       this.keys = Object.fromEntries(Object.entries(this.keys).filter(([k]) => !k.startsWith('opp')));
       fill(this.opps, others.map((tab) => h('div', {class: 'opp', dataset: {seat: String(tab.seat)}})));
     }
@@ -308,7 +309,7 @@ export class TableView {
       either ? h('button', {onclick: () => ctx.play('STUCK N'), disabled: !!tab.stuck || !!t.ended || !tab.nertz_count}, 'Stuck: rotate Nertz pile', h('span', {class: 'key'}, ' (Shift+S)')) : null,
       othersStuck ? h('span', {class: 'nudge', id: 'stuck-nudge', role: 'status'}, 'Everyone else is stuck: play on, or say you are stuck too and the table resets.') : null,
       h('span', {class: 'muted small tip tip-mouse'}, 'Drag cards, click one to send it to its best place, or press ? for keys.'),
-      h('span', {class: 'muted small tip tip-touch'}, 'Tap a card to play it where it fits best; drag it to choose.'));
+      h('span', {class: 'muted small tip tip-touch'}, 'Tap a card to play it; drag it to choose where.'));
     fill(this.me,
       h('div', {class: 'mehead'},
         ownerMark(seat, ctx.initial(seat)),
@@ -383,7 +384,7 @@ export class TableView {
     e.preventDefault();
     const els = src === 'N' || src === 'W' ? [cardElm]
       : [...pileEl.querySelectorAll('.card[data-card]')].filter((c) => Number(c.dataset.index) >= (this.ctx.options.move_partial_runs === false ? 0 : index));
-    this.drag = {src, index, cards, text, els, x0: e.clientX, y0: e.clientY, id: e.pointerId, active: false,
+    this.drag = {src, index, cards, text, els, x0: e.clientX, y0: e.clientY, id: e.pointerId, kind: e.pointerType, active: false,
       rect: els[0].getBoundingClientRect()};
     this.selection = null;
     this.onMove = (ev) => this.pointerMove(ev);
@@ -613,10 +614,12 @@ export class TableView {
 
   clickCard(d) {
     const now = performance.now();
-    // The second click of a double-click must not send the card the first one uncovered; a
-    // card clicked again (it had no place) is asked about again.
+    // The second click of a mouse's double-click must not send the card the first one
+    // uncovered; a card clicked again (it had no place) is asked about again. Taps are never
+    // ignored: a player taps the Nertz pile again and again, as fast as it shows a new card.
     const card = d.cards[0];
-    if (this.lastClick.pile === d.src && this.lastClick.card !== card && now - this.lastClick.at < 350) return;
+    if (d.kind === 'mouse' && this.lastClick.pile === d.src && this.lastClick.card !== card
+      && now - this.lastClick.at < 350) return;
     this.lastClick = {pile: d.src, card, at: now};
     this.sendBest(d.src, d.index, d.rect);
   }
