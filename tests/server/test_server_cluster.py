@@ -311,5 +311,11 @@ async def test_sockets_held_by_a_process_that_died_are_dropped(
         assert set(owner.remote) == {"alive/s"}
         assert dead.closed and (await dead.receive())["type"] == "websocket.disconnect"
         assert not alive.closed
+        # From a process that cannot measure the network: bounded by the slack alone.
+        owner.held["room1"] = 1  # (the round gave up the lease this test never took)
+        owner._handle({"k": "open", "room": "room1", "sock": "alive/t", "from": "alive",
+                       "addr": "203.0.113.9", "rtt": None})
+        unmeasured = opened[-1][1]
+        assert unmeasured.network is not None and unmeasured.network() is None
     finally:
         await owner.close()

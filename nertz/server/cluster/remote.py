@@ -32,12 +32,12 @@ class RemoteSocket:
         self.address = address
         """The client's address, as the holding process saw it."""
         self._network_ms = network_ms
-        self.network: Callable[[], float | None] | None = \
-            None if network_ms is None else (lambda: self._network_ms)
+        self.network: Callable[[], float | None] | None = lambda: self._network_ms
         """The network's round trip to the client as the holding process last measured it
-        (ms; sent with every frame; None when the socket opened: it cannot tell, no bound):
-        it bounds the latency estimate here (the pings' round trips also cross the relay;
-        the bound's slack allows for it)."""
+        (ms; sent with every frame): it bounds the latency estimate here (the pings' round
+        trips also cross the relay; the bound's slack allows for it). None, from a process
+        that cannot measure it: the slack alone bounds it (a relayed socket is never
+        unbounded)."""
         self.closed = False
         self.frames: asyncio.Queue[Frame] = asyncio.Queue()
 
