@@ -275,11 +275,12 @@ def clean_name(name: object) -> str:
     out: list[str] = []
     marks = 0
     for ch in name:
+        category = unicodedata.category(ch)
         if ch in BLANK_LOOKING:
-            ch = " "
-        elif not ch.isprintable() or unicodedata.category(ch) == "Cf" or _ignorable(ch):
+            ch, category = " ", "Zs"
+        elif not ch.isprintable() or category == "Cf" or _ignorable(ch):
             continue
-        if unicodedata.category(ch).startswith("M"):
+        if category.startswith("M"):
             # A mark needs a character to sit on, and only a couple fit on one.
             if not out or out[-1].isspace() or marks >= MAX_MARKS:
                 continue

@@ -25,6 +25,7 @@ import contextlib
 import gc
 import logging
 import math
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
@@ -195,6 +196,28 @@ def network_reader(ws: WebSocket, proto: SocketProtocol | None
     said = ws.headers.get(PROXY_RTT_HEADER, "")
     figure = int(said) / 1000 if said.isdigit() and len(said) <= 9 else 0.0
     return lambda: figure
+
+
+class NetworkReading:
+    """A socket's network round trip for the frames piped to its room's owner: read again at
+    most every :data:`READ_EVERY` seconds, not for every frame (a system call on the moves'
+    road, where the pings it bounds come only every few seconds)."""
+
+    READ_EVERY: Final = 0.5
+
+    def __init__(self, read: Callable[[], float | None] | None) -> None:
+        self.read = read
+        self.value: float | None = None
+        self.at = -math.inf
+
+    def now(self) -> float | None:
+        """The latest reading (None: the server cannot tell)."""
+        if self.read is None:
+            return None
+        clock = time.monotonic()
+        if clock - self.at >= self.READ_EVERY:
+            self.value, self.at = self.read(), clock
+        return self.value
 
 
 async def read_body(request: Request, limit: int, what: str = "request body") -> bytes:
@@ -904,15 +927,14 @@ def create_app(
         """Another process owns the room: carry the socket's frames there and its answers
         back (:mod:`nertz.server.cluster.pipe`)."""
         pipes = state["node"].pipes
-        network = conn.network() if conn.network is not None else None  # None: no bound
-        socket_id = pipes.start(exc.room_id, exc.owner, conn, conn.address, network)
+        network = NetworkReading(conn.network)
+        socket_id = pipes.start(exc.room_id, exc.owner, conn, conn.address, network.now())
         try:
             while not conn.closed:
                 frame = await receive()
                 if frame["type"] == "websocket.disconnect":
                     break
-                pipes.forward(socket_id, frame,
-                              conn.network() if conn.network is not None else None)
+                pipes.forward(socket_id, frame, network.now())
         finally:
             pipes.end(socket_id)
 

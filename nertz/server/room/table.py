@@ -97,7 +97,6 @@ def _fraction(value: float) -> float:
     return round(min(1.0, max(0.0, value)), 3) if value == value else 0.0
 
 
-
 class Phase(enum.StrEnum):
     """Where a room is: its lobby, a round's countdown, play, between rounds, after a match."""
 

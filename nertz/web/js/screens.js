@@ -271,9 +271,7 @@ export function lobbyScreen(root, app) {
   full ? 'Start the match' : `Fill every seat to start (${empties.length} empty)`) : null;
   // Every empty seat at once, each at the level picked beside it (else the last one picked).
   const fill = isHost && empties.length > 1 ? h('button', {id: 'fill-bots', onclick: () => {
-    for (const seat of empties) {
-      app.send({type: 'add_bot', seat, level: app.botLevels[seat] || app.botLevel || 'casual', bot: 'greedy'});
-    }
+    for (const seat of empties) addBot(app, seat, app.botLevels[seat] || app.botLevel || 'casual');
   }}, `Fill the ${empties.length} empty seats with bots`) : null;
   // Space presses a button on key-up: a lobby update between the two would lose the press,
   // so Start acts on key-down.
@@ -318,8 +316,13 @@ function botAdder(app, seat) {
   level.addEventListener('change', () => { app.botLevels[seat] = level.value; app.botLevel = level.value; });
   return h('span', {class: 'row'}, level, h('button', {class: 'add-bot', id: `add-bot-${seat}`, onclick: () => {
     app.botLevel = level.value;
-    app.send({type: 'add_bot', seat, level: level.value, bot: 'greedy'});
+    addBot(app, seat, level.value);
   }}, 'Add bot'));
+}
+
+/** Ask the server for a bot in `seat` at `level` (the page seats the greedy bot). */
+function addBot(app, seat, level) {
+  app.send({type: 'add_bot', seat, level, bot: 'greedy'});
 }
 
 function seatPicker(app, p, room) {
