@@ -217,7 +217,7 @@ def not_json(exc: msgspec.DecodeError, data: bytes) -> str:
 
 def message_id(raw: str | bytes) -> str | None:
     """The client's ``id`` in a message that could not be read (an ``id`` of 1 to 64
-    characters in a JSON object), so that the ``error`` can carry it back; else None."""
+    printable characters in a JSON object), so that the ``error`` can carry it back; else None."""
     data = raw.encode() if isinstance(raw, str) else raw
     if len(data) > MAX_MESSAGE_BYTES:
         return None
@@ -228,7 +228,9 @@ def message_id(raw: str | bytes) -> str | None:
     if not isinstance(found, dict):
         return None
     value = found.get("id")
-    return value if isinstance(value, str) and 1 <= len(value) <= 64 else None
+    if isinstance(value, str) and 1 <= len(value) <= 64 and value.isprintable():
+        return value
+    return None
 
 
 def encode(message: dict[str, Any] | msgspec.Struct) -> bytes:

@@ -210,7 +210,7 @@ def test_play_acks_and_rejects(client: TestClient) -> None:
         assert m["type"] == "rejected" and m["id"] == "bad" and m["error"]
         m = ask(a, {"type": "play", "id": "bad2", "move": "5-F"})  # four work piles
         assert m["type"] == "rejected"
-        for bad_id in ("", "x" * 65):
+        for bad_id in ("", "x" * 65, "a\x1b[2J", "b\u202e", "c\n"):
             m = ask(a, {"type": "play", "id": bad_id, "move": "T"})
             assert m["type"] == "error" and m["code"] == "bad_id"
         # The server decides who plays: a claimed partner slot counts for nothing.

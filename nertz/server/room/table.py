@@ -997,8 +997,11 @@ class Table:
         A repeated ``action_id`` gets the first answer again. Rejections (illegal, a lost race,
         too fast, no round) go to the sender only and change nothing.
         """
-        if not isinstance(action_id, str) or not 1 <= len(action_id) <= 64:
-            raise CommandError("bad_id", "an action id is 1 to 64 characters")
+        if (not isinstance(action_id, str) or not 1 <= len(action_id) <= 64
+                or not action_id.isprintable()):
+            # Ids are echoed in answers and kept in the log: no control or format characters
+            # that could garble a terminal, a log line or the page.
+            raise CommandError("bad_id", "an action id is 1 to 64 printable characters")
         seen = player.answers.get(action_id)
         if seen is not None:
             self._send(SENDER, seen)  # after the first one's commit, like the first answer
