@@ -240,6 +240,8 @@ class Store:
         """SQLite's writers take turns here (first come, first served), not in its busy loop."""
         self._pending: list[_Queued] = []
         self._wake = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The loop the writer runs on, looked up once (see :meth:`append_nowait`)."""
         self._writer: asyncio.Task[None] | None = None
         self._closed = False
         self._failed: set[str] = set()
@@ -308,7 +310,12 @@ class Store:
         (so it never covers an entry that is not stored, nor comes from a former owner)."""
         if self._closed:
             raise StoreError("the store is closed")
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = self._loop
+        if loop is None:
+            # Looked up once: on Python 3.11 every lookup of the running loop is a getpid
+            # system call, and this runs for every move.
+            loop = self._loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
         now = time.time()
         # msgspec, not json.dumps: one entry per move, and it is ten times cheaper.
         row = (room_id, seq, kind, _ENTRY_ENCODER.encode(data).decode(), now)

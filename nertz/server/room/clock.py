@@ -17,7 +17,11 @@ log = logging.getLogger("nertz.table")
 
 
 class Clock:
-    """Timers on the running event loop, and the round's start (``round_t0``)."""
+    """Timers on the running event loop, and the round's start (``round_t0``).
+
+    The clock keeps the loop it first runs on: a room lives on one loop, and on Python 3.11
+    every lookup of the running loop is a ``getpid`` system call (the table reads the time
+    several times a move)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -27,10 +31,17 @@ class Clock:
         # cancelled handle must leave at once (a list kept them until the room closed, and
         # each firing searched them all).
         self._timers: set[asyncio.TimerHandle] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _running(self) -> asyncio.AbstractEventLoop:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            loop = self._loop = asyncio.get_running_loop()
+        return loop
 
     def loop_time(self) -> float:
         """The event loop's clock, in seconds."""
-        return asyncio.get_running_loop().time()
+        return self._running().time()
 
     def start_round(self, elapsed_ms: int = 0) -> None:
         """The round began ``elapsed_ms`` ago (0: now)."""
@@ -43,7 +54,7 @@ class Clock:
     def schedule(self, delay: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
         """Call ``fn`` after ``delay`` seconds, unless the clock has stopped by then."""
         holder: list[asyncio.TimerHandle] = []
-        handle = asyncio.get_running_loop().call_later(max(0.0, delay), self._fire, fn, holder)
+        handle = self._running().call_later(max(0.0, delay), self._fire, fn, holder)
         holder.append(handle)
         self._timers.add(handle)
         return handle
