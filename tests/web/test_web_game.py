@@ -439,6 +439,41 @@ def test_the_table_says_when_it_waits_for_you_alone(server: Any, new_page: Any) 
     assert not over["nudge"] and "waiting" not in over["button"], over
 
 
+def test_a_stuck_declaration_says_how_to_take_it_back(server: Any, new_page: Any) -> None:
+    # A declaration lapses at the seat's next move (SPEC): the page says so, and a turn of
+    # the stock does take it back.
+    page = against_a_bot(server, new_page)
+    page.click("#stuck")
+    page.wait_for_selector("#stuck-undo")
+    assert "Any move takes it back" in page.text_content("#stuck-undo")
+    page.click("#turn")
+    page.wait_for_selector("#stuck:not([disabled])")
+    assert page.locator("#stuck-undo").count() == 0
+
+
+def test_leaving_mid_round_asks_first(server: Any, new_page: Any) -> None:
+    # A slip of the thumb on Leave mid-round must not cost the round: the page asks, and
+    # only a yes leaves (the seat then waits for its player's return).
+    page = against_a_bot(server, new_page)
+    asked: list[str] = []
+
+    def answer(dialog: Any, accept: bool) -> None:
+        asked.append(dialog.message)
+        if accept:
+            dialog.accept()
+        else:
+            dialog.dismiss()
+
+    page.once("dialog", lambda d: answer(d, False))
+    page.evaluate("() => document.querySelector('#leave').click()")
+    assert asked and "five minutes" in asked[0], asked
+    assert page.locator("#table-screen").count() == 1
+    page.once("dialog", lambda d: answer(d, True))
+    page.evaluate("() => document.querySelector('#leave').click()")
+    page.wait_for_selector("#table-screen", state="detached")
+    assert len(asked) == 2
+
+
 def test_the_host_fills_every_empty_seat_at_once(server: Any, new_page: Any) -> None:
     page = new_page()
     r = seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=4)

@@ -437,8 +437,17 @@ function topbar() {
       h('button', {id: 'four-colour', 'aria-pressed': String(document.body.classList.contains('four-colour')), onclick: toggleFourColour,
         title: 'Four-colour deck: spades black, hearts red, diamonds blue, clubs green'}, 'Four colours'),
       h('button', {id: 'help-btn', onclick: () => { S.menuOpen = false; toggleHelp(); }, 'aria-keyshortcuts': '?'}, 'Help', h('span', {class: 'key'}, ' (?)')),
-      h('a', {href: '/', id: 'leave', onclick: (e) => { e.preventDefault(); go('/'); }, title: `Leave (your seat waits for you) · call word: ${word}`}, 'Leave')),
+      h('a', {href: '/', id: 'leave', onclick: (e) => { e.preventDefault(); if (leaveConfirmed()) go('/'); }, title: `Leave (your seat waits for you) · call word: ${word}`}, 'Leave')),
   ];
+}
+
+/** Whether to leave: at once, unless a round is being played in the player's own seat (a
+ *  slip of the thumb there would cost the round's play), where the player confirms first. */
+function leaveConfirmed() {
+  const seated = S.you && S.you.seat != null;
+  if (!seated || !S.room || !['countdown', 'playing'].includes(S.room.phase)) return true;
+  return window.confirm('Leave the table? Your seat waits five minutes for you: '
+    + 'come back by this room\'s link.');
 }
 
 /** "Play now": the host's page seats the bots and starts once the room is full; true while it

@@ -308,6 +308,8 @@ export class TableView {
         tab.stuck && !t.ended ? null : h('span', {class: 'key'}, ' (S)')),
       either ? h('button', {onclick: () => ctx.play('STUCK N'), disabled: !!tab.stuck || !!t.ended || !tab.nertz_count}, 'Stuck: rotate Nertz pile', h('span', {class: 'key'}, ' (Shift+S)')) : null,
       othersStuck ? h('span', {class: 'nudge', id: 'stuck-nudge', role: 'status'}, 'Everyone else is stuck: play on, or say you are stuck too and the table resets.') : null,
+      // A declaration lapses at the seat's next move (SPEC): say so, or a mistaken tap looks final.
+      tab.stuck && !t.ended ? h('span', {class: 'muted small', id: 'stuck-undo', role: 'status'}, 'Changed your mind? Any move takes it back.') : null,
       h('span', {class: 'muted small tip tip-mouse'}, 'Drag cards, click one to send it to its best place, or press ? for keys.'),
       h('span', {class: 'muted small tip tip-touch'}, 'Tap a card to play it; drag it to choose where.'));
     fill(this.me,
