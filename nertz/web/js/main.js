@@ -521,7 +521,11 @@ function render() {
   const shown = displayTable();
   const four = document.body.classList.contains('four-colour');
   let banner = '';
+  // Who called shows until the results do; a player who put the results away to look at the
+  // table gets the table whole (the banner sat over the foundations' top row).
+  const lookingBack = S.result && S.resultsHidden;
   if (room.phase === 'countdown') banner = 'Get ready…';
+  else if (lookingBack) banner = '';
   else if (shown && shown.ended === 'nertz' && shown.called_by != null) banner = `${seatName(shown.called_by)} called ${room.options.call_word || 'Nertz'}!`;
   else if (shown && shown.ended === 'blocked') banner = 'The round is blocked.';
   tableView.render(shown, {
