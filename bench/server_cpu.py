@@ -87,6 +87,14 @@ class StandInSocket:
             self.frames += 1
             self.bytes += len(message["text"].encode())
 
+    def send_now(self, data: bytes) -> bool:
+        """A text frame written at once, as the server's own WebSocket protocol writes every
+        frame of an open socket (:meth:`SocketProtocol.send_text_now
+        <nertz.server.edge.socket_protocol.SocketProtocol.send_text_now>`): counted, dropped."""
+        self.frames += 1
+        self.bytes += len(data)
+        return True
+
 
 @dataclass
 class Seat:
@@ -121,7 +129,7 @@ async def open_room(store: Store, bus: LocalBus, index: int, seed: int) -> Room:
         player, _token = await live.join(f"P{index}.{k}", False)
         player.moves = TokenBucket(1e9, 1e9)
         ws = StandInSocket()
-        conn = Connection(ws)
+        conn = Connection(ws, send_now=ws.send_now)
         live.attach(conn, player, None)
         seats.append(Seat(player, conn, ws))
     return Room(live, seats)

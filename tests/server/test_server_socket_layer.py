@@ -136,6 +136,42 @@ def test_messages_queued_together_share_frames_in_order_then_the_close() -> None
     assert lines == list(range(count))
 
 
+def test_frames_written_at_once_keep_their_order_when_the_socket_backs_up() -> None:
+    """Where the socket takes frames at once, what one turn of the loop sends goes out as one
+    frame at its end; when the socket stops taking them (its buffer full), the rest go through
+    the ASGI ``send`` after those already written, each message once and in order, then the
+    close."""
+
+    async def main() -> tuple[list[str], list[Message]]:
+        out = Recorder()
+        direct: list[str] = []
+        open_for = [3]
+
+        def send_now(data: bytes) -> bool:
+            if open_for[0] <= 0:
+                return False
+            open_for[0] -= 1
+            direct.append(data.decode())
+            return True
+
+        conn = Connection(out, send_now=send_now)
+        await asyncio.sleep(0)  # the writer starts and waits
+        for turn in range(6):
+            conn.send(f'{{"n":{2 * turn}}}'.encode())
+            conn.send(f'{{"n":{2 * turn + 1}}}'.encode())
+            await asyncio.sleep(0.001)
+        conn.close(4000, "done")
+        await conn.finish()
+        return direct, out.messages
+
+    direct, messages = asyncio.run(main())
+    assert [len(frame.split("\n")) for frame in direct] == [2, 2, 2]  # a frame a turn
+    assert messages[-1] == {"type": "websocket.close", "code": 4000, "reason": "done"}
+    later = [m["text"] for m in messages[:-1]]
+    lines = [json.loads(line)["n"] for f in direct + later for line in f.split("\n")]
+    assert lines == list(range(12))
+
+
 class _Transport(asyncio.Transport):
     """A transport that records what the protocol does with it."""
 

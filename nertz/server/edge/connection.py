@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import Callable
 
 from starlette.types import Send
@@ -50,23 +51,56 @@ class Connection:
         self.network = network
         """Reads the network's round trip to the client (ms), which bounds the socket's
         latency estimate (:mod:`nertz.server.edge.latency`); None: the server cannot tell."""
-        self._box: Mailbox[bytes | None] = Mailbox(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        self._box: Mailbox[bytes | None] = Mailbox(loop)
         self.queue = self._box.items
         """What waits to be written (None: the close)."""
+        self._flushing = False
+        """A :meth:`_flush` is scheduled for this turn of the loop."""
         self.closed = False
         self.close_code = 1000
         self.close_reason = ""
-        self.task = asyncio.get_running_loop().create_task(self._write())
+        self.task = loop.create_task(self._write())
         self.closer: asyncio.Task[None] | None = None
 
     def send(self, data: bytes) -> None:
         """Queue a message (dropped once closed; a reader that falls too far behind is cut)."""
         if self.closed:
             return
-        if len(self.queue) >= MAX_QUEUE:
+        queue = self.queue
+        if len(queue) >= MAX_QUEUE:
             self.cut()
             return
-        self._box.put(data)
+        box = self._box
+        if self._send_now is not None and (box.waiting or self._flushing):
+            # The writer is idle: what this turn of the loop sends goes out in one frame from a
+            # plain callback at its end, not by waking the writer task (a future, a task step
+            # and two coroutines resumed, for every frame of every socket). The writer takes
+            # over for what the socket cannot take at once.
+            queue.append(data)
+            if not self._flushing:
+                self._flushing = True
+                self._loop.call_soon(self._flush)
+            return
+        box.put(data)
+
+    def _flush(self) -> None:
+        self._flushing = False
+        queue = self.queue
+        send_now = self._send_now
+        assert send_now is not None
+        while queue and queue[0] is not None:
+            data = _take_batch(queue)
+            try:
+                sent = send_now(data)
+            except Exception:  # the transport failed: the writer meets it and gives up
+                sent = False
+            if not sent:
+                queue.appendleft(data)  # lines still: the writer may join it with others
+                break
+        if queue:
+            self._box.wake()  # a close, or a socket that must drain first: the writer's
 
     def cut(self) -> None:
         """Drop a socket that stopped reading: what is queued is thrown away and the socket
@@ -111,28 +145,33 @@ class Connection:
                 if not queue:
                     await box.wait()
                     continue
-                data = queue.popleft()
-                if data is None:
+                if queue[0] is None:
                     break
-                done = False
-                if queue:
-                    # Under load several messages wait: one frame carries them all, a line
-                    # each (JSON text never holds a raw newline), which costs far less than a
-                    # frame each.
-                    batch = [data]
-                    while queue and len(batch) < FRAME_BATCH:
-                        item = queue.popleft()
-                        if item is None:
-                            done = True
-                            break
-                        batch.append(item)
-                    data = b"\n".join(batch)
+                data = _take_batch(queue)
                 if send_now is None or not send_now(data):
                     await send({"type": "websocket.send", "text": data.decode()})
-                if done:
-                    break
         except Exception:  # the peer went away; the reader side notices and detaches
             self.closed = True
         with contextlib.suppress(Exception):
             await send({"type": "websocket.close", "code": self.close_code,
                         "reason": self.close_reason})
+
+
+def _take_batch(queue: deque[bytes | None]) -> bytes:
+    """The messages at the head of ``queue`` (which holds one at least) as one frame's text,
+    up to :data:`FRAME_BATCH` of them and not past a close (None), which stays queued.
+
+    Under load several messages wait: one frame carries them all, a line each (JSON text never
+    holds a raw newline), which costs far less than a frame each."""
+    data = queue.popleft()
+    assert data is not None
+    if not queue or queue[0] is None:
+        return data
+    batch = [data]
+    while queue and len(batch) < FRAME_BATCH:
+        item = queue[0]
+        if item is None:
+            break
+        batch.append(item)
+        queue.popleft()
+    return b"\n".join(batch)

@@ -30,6 +30,15 @@ class Mailbox(Generic[T]):
     def put(self, item: T) -> None:
         """Add an item, waking the reader if it waits."""
         self.items.append(item)
+        self.wake()
+
+    @property
+    def waiting(self) -> bool:
+        """Whether the reader waits for an item now (nothing it has not taken is queued)."""
+        return self._waiter is not None
+
+    def wake(self) -> None:
+        """Wake a waiting reader for items added to :attr:`items` directly."""
         waiter = self._waiter
         if waiter is not None:
             self._waiter = None
