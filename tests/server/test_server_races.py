@@ -282,6 +282,21 @@ def test_an_impossibly_even_rhythm_raises_the_flag() -> None:
     assert verdict is not None and verdict[0] == "rhythm" and (verdict[3] or 1) < 0.1
 
 
+def test_the_rhythm_figure_is_the_intervals_coefficient_of_variation() -> None:
+    import itertools
+    import random
+    import statistics
+
+    rng = random.Random(9)
+    watch = ReactionWatch()
+    feed(watch, "p", [rng.lognormvariate(6.0, 0.6) for _ in range(70)])
+    figures = watch.figures("p")
+    assert figures is not None and figures[2] is not None
+    arrivals = list(watch.people["p"].arrivals)
+    gaps = [b - a for a, b in itertools.pairwise(arrivals) if b > a]
+    assert figures[2] == round(statistics.pstdev(gaps) / statistics.fmean(gaps), 3)
+
+
 async def test_a_flag_is_shown_in_the_room_and_kept_in_the_match_record(
     store: Store, deals: list[Any],
 ) -> None:
