@@ -117,6 +117,42 @@ def tableau_view(rnd: Round, seat: int) -> TableauView:
     )
 
 
+def tableau_json(rnd: Round, seat: int) -> dict[str, Any]:
+    """``tableau_view(rnd, seat).to_json()``, built straight from the round: a server sends
+    one with every move, and the frozen view between them cost twice the dict (the property
+    tests hold the two equal)."""
+    tab = rnd.tableaus[seat]
+    nertz = tab.nertz
+    waste = tab.waste
+    return {
+        "seat": seat,
+        "nertz_top": str(nertz[-1]) if nertz else None,
+        "nertz_count": len(nertz),
+        "work": [{"down": d, "up": [str(c) for c in p[d:]]}
+                 for p, d in zip(tab.work, tab.down, strict=True)],
+        "stock_count": len(tab.stock),
+        "waste_top": str(waste[-1]) if waste else None,
+        "waste_count": len(waste),
+        "stuck": rnd.stuck[seat],
+    }
+
+
+def foundation_json(rnd: Round, index: int) -> dict[str, Any]:
+    """``foundation_view(rnd, index).to_json()``, built straight from the round (see
+    :func:`tableau_json`)."""
+    f = rnd.foundations[index]
+    needs = f.needs
+    suit = f.suit
+    return {
+        "number": index + 1,
+        "cards": [str(c) for c in f.cards],
+        "owners": list(f.owners),
+        "finished": not needs,
+        "suit": SUITS[suit] if 0 <= suit < len(SUITS) else None,
+        "needs": list(needs),
+    }
+
+
 def foundation_view(rnd: Round, index: int) -> FoundationView:
     """Foundation ``index`` (0-based) as everyone sees it."""
     f = rnd.foundations[index]

@@ -27,7 +27,7 @@ from nertz.playout import greedy_move
 from nertz.replay import Recorder, loads, run
 from nertz.rules import PRESETS, Rules
 from nertz.scoring import score_round
-from nertz.views import hidden_cards, view, visible_cards
+from nertz.views import foundation_json, hidden_cards, tableau_json, view, visible_cards
 
 COMBOS: dict[str, dict[str, Any]] = {
     "jokers": {"preset": "pagat", "jokers": True},
@@ -91,6 +91,11 @@ def _check_views(rnd: Round) -> None:
         vis = visible_cards(v)
         assert not vis & hidden, f"seat {s} sees hidden cards {vis & hidden}"
         assert vis == shown
+        # The server's direct builders send exactly the views' wire forms.
+        assert [tableau_json(rnd, t) for t in range(rnd.seats)] == [
+            tv.to_json() for tv in v.tableaus]
+        assert [foundation_json(rnd, i) for i in range(len(rnd.foundations))] == [
+            fv.to_json() for fv in v.foundations]
         # The wire form of each tableau names none of that tableau's hidden cards.
         for tv in v.tableaus:
             text = str(tv.to_json())

@@ -15,9 +15,10 @@ from typing import Any, Final
 
 import msgspec
 
+from nertz import views
 from nertz.engine import Round, hand_refusal
 from nertz.moves import CALL, TURN, Move
-from nertz.views import foundation_view, tableau_view, view
+from nertz.views import view
 
 _HALF_PROBES: Final = (("N", Move.parse("N-F")), ("S", TURN), ("W", Move.parse("W-F")))
 """A move that uses each of a tableau's own piles: what :func:`own_piles` asks the engine."""
@@ -35,7 +36,7 @@ def tableau_json(rnd: Round, seat: int) -> dict[str, Any]:
     """Seat ``seat``'s public tableau (:func:`nertz.views.tableau_view`) and ``can_call``:
     whether the engine would take that seat's call now (an empty Nertz pile under a manual
     call, or any pile where false calls are penalised), so no client works the rule out."""
-    out = tableau_view(rnd, seat).to_json()
+    out = views.tableau_json(rnd, seat)
     # Built for every update: while the Nertz pile holds cards and a false call is not
     # penalised, the engine refuses a call first thing (and its refusal costs a raise).
     out["can_call"] = (False if rnd.tableaus[seat].nertz and not rnd.rules.penalised_false_call
@@ -54,7 +55,7 @@ def table_json(rnd: Round, seat: int) -> dict[str, Any]:
 
 def foundation_json(rnd: Round, index: int) -> dict[str, Any]:
     """Foundation ``index`` (0-based) as everyone sees it."""
-    return foundation_view(rnd, index).to_json()
+    return views.foundation_json(rnd, index)
 
 
 class CommandError(Exception):
