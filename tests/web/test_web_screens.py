@@ -114,6 +114,16 @@ def test_home_join_help_and_replay_screens_pass_axe(server: Any, new_page: Any, 
         page.set_input_files("#replay-file", str(demo))
         page.wait_for_selector("#replay #replay-slider")
         page.click("#replay-next")
+        # The viewer's board grows to hold its foundations: none of them over a seat.
+        boxes = page.evaluate("""() => {
+            const box = (e) => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; };
+            return {founds: box(document.querySelector('.replay-board .foundations')),
+                    seats: [...document.querySelectorAll('.replay-board .opp')].map(box)};
+        }""")
+        top, bottom = boxes["founds"]
+        assert bottom - top > 40, boxes
+        assert all(seat_bottom <= top + 0.5 or seat_top >= bottom - 0.5
+                   for seat_top, seat_bottom in boxes["seats"]), boxes
         shot(page, artifacts, f"replay-{name}")
         assert_no_axe_violations(page, axe, f"replay at {name}")
 
