@@ -381,3 +381,24 @@ def test_a_long_name_stays_beside_its_seat_mark(size: tuple[int, int], server: A
     head = page.locator("#me .mehead").bounding_box()
     mark = page.locator("#me .mehead .owner").bounding_box()
     assert head is not None and mark is not None and head["height"] < 2 * mark["height"] + 16
+
+
+def test_a_newcomer_reads_how_to_play_in_the_rooms_own_rules(server: Any, new_page: Any) -> None:
+    # Someone invited by a link may never have played: the join page and the help say what
+    # the game is, with this room's numbers (one card a turn, a penalty of one), and count a
+    # team room's places rather than its seats.
+    r = server.post("/api/rooms", {"rules": {"preset": "pagat", "turn_count": 1,
+                                             "nertz_penalty": 1, "teams": "shared"},
+                                   "seats": 2, "name": "Host"})
+    page = new_page()
+    page.goto(f"{server.base}/r/{r['code']}")
+    page.wait_for_selector("#join-room")
+    assert "1 of 4 places taken" in (page.text_content("#join-screen") or "")
+    how = page.text_content("#join-how") or ""
+    assert "one card at a time" in how and "costs 1 point." in how, how
+    page.fill("#name", "Guest")
+    page.click("#join-room")
+    page.wait_for_selector("#lobby")
+    page.keyboard.press("?")
+    page.wait_for_selector("#help")
+    assert "empty your Nertz pile first" in (page.text_content("#help") or "")

@@ -550,7 +550,7 @@ function overlays() {
   let sheet = null;
   if (S.help) {
     key = 'help';
-    sheet = () => helpSheet(toggleHelp);
+    sheet = () => helpSheet(toggleHelp, room && room.options);
   } else if (S.result && !S.resultsHidden && (room.phase === 'round_over' || room.phase === 'match_over')) {
     key = JSON.stringify(['results', S.result, room.phase, room.players.map((p) => p.name), S.you && S.you.host]);
     sheet = () => resultsSheet(app, S.result, seatName, S.you ? S.you.seat : null);

@@ -201,21 +201,30 @@ export function joinScreen(root, app, room) {
     h('h1', {class: 'brand', text: 'Nertz'}),
     h('div', {class: 'panel'},
       h('h2', {}, 'Room ', h('span', {class: 'code', text: room.code})),
-      h('p', {text: `${seated} of ${room.seats} seats taken · ${rulesText(room)}`}),
+      h('p', {text: `${placesText(room, seated)} · ${rulesText(room)}`}),
       h('ul', {}, room.players.map((p) => h('li', {text: p.name + (p.bot ? ` (${p.level} bot)` : '')}))),
       h('label', {class: 'field'}, h('span', {text: 'Your name'}), name),
       err,
       h('div', {class: 'row'}, join, h('button', {id: 'watch-only', onclick: () => go(true)}, 'Just watch'),
-        h('a', {href: '/', onclick: (e) => { e.preventDefault(); app.go('/'); }}, 'Home')))));
+        h('a', {href: '/', onclick: (e) => { e.preventDefault(); app.go('/'); }}, 'Home'))),
+    h('details', {class: 'panel', id: 'join-how'}, h('summary', {}, 'New to Nertz? How to play, in a minute'),
+      howToPlay(room.options))));
   name.focus();
+}
+
+/** How full the room is: seats, or under teams the places of its teams of two. */
+function placesText(room, seated) {
+  const teams = room.options && room.options.teams && room.options.teams !== 'off';
+  return teams ? `${seated} of ${room.seats * 2} places taken (${room.seats} teams of two)`
+    : `${seated} of ${room.seats} seats taken`;
 }
 
 /** The room's rules in words: the preset and any option set on top of it. */
 export function rulesText(room) {
   const spec = room.rules;
   if (typeof spec === 'string') return `Rules: ${presetName(spec)}`;
-  const extra = Object.entries(spec).filter(([k]) => k !== 'preset').map(([k, v]) => `${optionName(k).toLowerCase()} ${valueName(v)}`);
-  return `Rules: ${presetName(spec.preset)}${extra.length ? ' with ' + extra.join(', ') : ''}`;
+  const extra = Object.entries(spec).filter(([k]) => k !== 'preset').map(([k, v]) => `${optionName(k).toLowerCase()}: ${valueName(v).toLowerCase()}`);
+  return `Rules: ${presetName(spec.preset)}${extra.length ? '; ' + extra.join('; ') : ''}`;
 }
 
 // ------------------------------------------------------------------ lobby
@@ -472,9 +481,35 @@ export const SHORTCUTS = [
   ['?', 'show or hide these keys'],
 ];
 
-export function helpSheet(close) {
+/** The game in a few lines, in this room's rules (`options`, the room's ruleset): what someone
+ *  invited to a table needs before the race starts. */
+export function howToPlay(options) {
+  const o = options || {};
+  const word = o.call_word || 'Nertz';
+  const turn = Number(o.turn_count || 3);
+  const penalty = o.nertz_penalty === 'card_points' ? 'its own points'
+    : `${o.nertz_penalty ?? 2} point${Number(o.nertz_penalty ?? 2) === 1 ? '' : 's'}`;
+  const up = (o.foundation || 'up') === 'up';
+  return [
+    h('p', {}, h('b', {text: 'The goal: '}), `empty your ${word} pile first. Everyone plays at once, no turns.`),
+    h('ul', {class: 'how'},
+      h('li', {text: `Only the top card of your ${word} pile plays: onto a foundation in the middle, or onto one of your work piles.`}),
+      h('li', {text: up ? 'The foundations are shared by everyone: each starts with an ace and builds up in one suit to the king. Any ace starts a new one.'
+        : 'The foundations are shared by everyone and built in this room\'s own order: a highlighted pile shows where a card fits.'}),
+      h('li', {text: 'Work piles build down in alternating colours (a red 6 on a black 7); a card moves with the cards on top of it, and an empty pile takes any card.'}),
+      h('li', {text: `Turn your stock ${turn === 1 ? 'one card' : `${turn} cards`} at a time onto the waste; the waste's top card plays like any other.`}),
+      h('li', {text: `When your ${word} pile is empty, call ${word}! and the round ends${o.call === 'auto' ? ' (here it ends by itself)' : ''}.`}),
+      h('li', {text: `Scoring: every card you put on a foundation scores; every card left in your ${word} pile costs ${penalty}.`}),
+      h('li', {text: 'Nothing to play? Say you are stuck. When everyone is stuck the stocks are shifted and play goes on; any move takes your word back.'})),
+  ];
+}
+
+export function helpSheet(close, options) {
   return h('div', {class: 'sheet help', id: 'help', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'help-title'},
-    h('h2', {id: 'help-title', text: 'Playing by touch, mouse or keyboard'}),
+    h('h2', {id: 'help-title', text: 'How to play'}),
+    howToPlay(options),
+    h('p', {}, h('a', {href: '/learn', target: '_blank', rel: 'noopener', id: 'help-learn'}, 'New to it? A guided round teaches it by playing (opens in a new tab)')),
+    h('h3', {text: 'Playing by touch, mouse or keyboard'}),
     h('p', {text: 'Touch and mouse: drag a card (or part of a work pile\'s run) where it goes, or tap/click it to send it to its best place: a foundation first, then a work pile. Tap the stock to turn it.'}),
     h('p', {text: 'Foundation cards carry the colour, shape and initial of the player who played them.'}),
     h('h3', {text: 'Keys'}),
