@@ -229,6 +229,17 @@ def test_the_countdown_has_the_middle_to_itself(server: Any, new_page: Any) -> N
         player.act()
         page.wait_for_timeout(40)
     page.wait_for_selector("#results:not(.counting)")
+    # The sheet's button bar keeps to its foot: nothing after it hides under it (the ratings'
+    # heading did, at a laptop's size).
+    page.wait_for_selector("#rating-changes h3, #rating-changes p")
+    assert page.evaluate("""() => {
+        const bar = document.querySelector('#results > .actions');
+        const heading = document.querySelector('#rating-changes > *');
+        heading.scrollIntoView({block: 'start'});
+        const r = heading.getBoundingClientRect();
+        const hit = document.elementFromPoint(r.left + 4, r.top + 4);
+        return !bar.contains(hit) && bar === bar.parentElement.lastElementChild;
+    }""")
     page.click("#rematch")  # the server counts a rematch down (3 s)
     # What the page shows, read in the first frame that shows the countdown: reading it after
     # the wait could land after the countdown on a machine that starves the browser.
@@ -402,3 +413,29 @@ def test_a_newcomer_reads_how_to_play_in_the_rooms_own_rules(server: Any, new_pa
     page.keyboard.press("?")
     page.wait_for_selector("#help")
     assert "empty your Nertz pile first" in (page.text_content("#help") or "")
+
+
+def test_home_errors_show_beside_what_caused_them(server: Any, new_page: Any,
+                                                  tmp_path: Path) -> None:
+    # On a tablet the page's top is a screen away from the create button and the replay
+    # field: each refusal shows in view, beside its control, in words.
+    page = open_page(new_page, (820, 1180))
+    page.goto(server.base + "/")
+    page.wait_for_selector("#create")
+    page.fill("#name", "Ann")
+    page.click("#options summary")
+    page.fill("#seats", "9")
+    page.click("#create")
+    page.wait_for_selector("#create-error:not(:empty)")
+    assert "seats" in (page.text_content("#create-error") or "")
+    assert page.locator("#create-error").is_visible()
+    bad = tmp_path / "notes.json"
+    bad.write_text('{"hello": 1}')
+    page.set_input_files("#replay-file", str(bad))
+    page.wait_for_selector("#replay-error:not(:empty)")
+    text = page.text_content("#replay-error") or ""
+    assert text.startswith("That file is not a replay this page can show"), text
+    assert page.evaluate("""() => {
+        const r = document.querySelector('#replay-error').getBoundingClientRect();
+        return r.top >= 0 && r.bottom <= innerHeight;
+    }""")

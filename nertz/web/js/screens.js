@@ -97,8 +97,13 @@ export async function homeScreen(root, app) {
   const count = h('span', {class: 'muted small'});
   preset.addEventListener('change', load);
   const create = h('button', {class: 'primary', id: 'create'}, 'Create room');
+  // Each panel says what went wrong beside its own button, where the eye is (the page's top
+  // may be screens away on a tablet).
+  const createErr = h('p', {class: 'error-text', role: 'alert', id: 'create-error'});
+  const joinErr = h('p', {class: 'error-text', role: 'alert', id: 'join-error'});
+  const replayErr = h('p', {class: 'error-text', role: 'alert', id: 'replay-error'});
   create.addEventListener('click', async () => {
-    err.textContent = '';
+    createErr.textContent = '';
     const nm = name.value.trim();
     if (!nm) { err.textContent = 'Type your name first.'; name.focus(); return; }
     store.set('nertz:name', nm);
@@ -110,7 +115,8 @@ export async function homeScreen(root, app) {
       app.saveSeat(r.room, r.token, r.player);
       app.go(`/r/${r.code}`);
     } catch (e) {
-      err.textContent = e.message;
+      createErr.textContent = e.message;
+      createErr.scrollIntoView({block: 'nearest'});
     } finally { create.disabled = false; }
   });
   const playNow = h('button', {class: 'primary big', id: 'play-now'}, 'Play now');
@@ -133,7 +139,8 @@ export async function homeScreen(root, app) {
   const join = h('button', {id: 'join', class: 'primary'}, 'Join');
   const doJoin = () => {
     const c = code.value.trim().replace(/^.*\/r\//, '');
-    if (!c) { err.textContent = 'Type the room code from the share link.'; return; }
+    joinErr.textContent = '';
+    if (!c) { joinErr.textContent = 'Type the room code from the share link.'; code.focus(); return; }
     if (name.value.trim()) store.set('nertz:name', name.value.trim());
     app.go(`/r/${encodeURIComponent(c)}`);
   };
@@ -142,12 +149,16 @@ export async function homeScreen(root, app) {
   const file = h('input', {type: 'file', id: 'replay-file', accept: '.json,application/json'});
   file.addEventListener('change', async () => {
     const f = file.files[0];
+    replayErr.textContent = '';
     if (!f) return;
     try {
       const text = await f.text();
       const frames = await api('/api/replays/frames', text);
       app.openReplay(frames, f.name, () => uploadAnalysis(text));
-    } catch (e) { err.textContent = `That replay could not be read: ${e.message}`; }
+    } catch (e) {
+      replayErr.textContent = `That file is not a replay this page can show (a *.nertz.json file saved from a match): ${e.message}`;
+      replayErr.scrollIntoView({block: 'nearest'});
+    }
   });
   fill(root, h('div', {class: 'screen', id: 'home'},
     h('h1', {class: 'brand'}, 'Nertz ', h('small', {text: 'Nerts, Pounce: everyone plays at once'})),
@@ -167,13 +178,14 @@ export async function homeScreen(root, app) {
       summary,
       h('details', {id: 'options'}, h('summary', {}, 'Options ', count), grid),
       h('details', {id: 'rules-details'}, h('summary', {}, 'Details: the rules by their code names'), codes),
+      createErr,
       h('p', {}, create)),
     h('div', {class: 'panel'},
       h('h2', {text: 'Join a room'}),
-      h('div', {class: 'row'}, code, join)),
+      h('div', {class: 'row'}, code, join), joinErr),
     h('div', {class: 'panel'},
       h('h2', {text: 'Watch a replay file'}),
-      h('label', {class: 'field'}, h('span', {text: 'A *.nertz.json file: step through every move of its rounds.'}), file))));
+      h('label', {class: 'field'}, h('span', {text: 'A *.nertz.json file: step through every move of its rounds.'}), file), replayErr)));
   load();
 }
 
@@ -420,9 +432,10 @@ export function resultsSheet(app, result, names, mySeat) {
     h('h2', {text: over ? `Match over. ${winner}` : `Standings${target ? ` (to ${target})` : ''}`}),
     standings,
     flagsNote(room, names),
-    buttons,
     over && result.match ? ratingChanges(result.match) : null,
-    over && result.match ? analysisSlot(() => fetchAnalysis(result.match), {mySeat}) : null);
+    over && result.match ? analysisSlot(() => fetchAnalysis(result.match), {mySeat}) : null,
+    // Last: the bar sticks to the sheet's foot (style.css), over whatever would follow it.
+    buttons);
 }
 
 /** The seats the server flagged this match as playing beyond any person, each with the figures
