@@ -109,3 +109,21 @@ def test_a_flagged_seat_is_marked_for_everyone(server: Any, new_page: Any) -> No
     assert "too fast" in badge.text_content()
     assert badge.get_attribute("title") == "median reaction 92 ms over 31 plays"
     assert page.locator("#me .badge.flag").count() == 0
+
+
+def test_a_click_never_sends_a_card_sideways_for_nothing(server: Any, new_page: Any) -> None:
+    # The J of hearts on the Q of clubs, the Q of spades alone on another pile: clicking the
+    # jack moved it across, and the next click moved it back. Now it goes across only when
+    # what it leaves behind then plays (here: the Nertz pile's J of diamonds onto the Q).
+    page = new_page()
+    page.goto(server.base + "/")
+    best = """async (nertzTop) => {
+      const {bestMove} = await import('/static/js/rules.js');
+      const table = {foundations: [], starts: [1]};
+      const tab = {nertz_top: nertzTop, waste_top: null,
+                   work: [{down: 0, up: ['QC', 'JH']}, {down: 0, up: ['8S']},
+                          {down: 0, up: ['QS']}, {down: 0, up: ['2D']}]};
+      return [bestMove(table, tab, {}, '1'), bestMove(table, tab, {}, '1', 0)];
+    }"""
+    assert page.evaluate(best, "5C") == [None, None]
+    assert page.evaluate(best, "JD") == ["1:JH-3", None]

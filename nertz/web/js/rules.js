@@ -46,12 +46,23 @@ export function bestMove(table, tab, options, src, index = null) {
   if (!cards.length) return null;
   if (cards.length === 1 && fitFoundation(cards[0], table) != null) return `${src}-F`;
   const piles = tab.work.map((p, i) => ({p, n: String(i + 1)})).filter(({n}) => n !== src);
+  // Leaving a work pile gains something when it turns a card up or empties the pile; part of
+  // a run leaves a face-up card behind, which gains only if that card then plays (to a
+  // foundation, or takes the Nertz or waste top). Else a click would move the card back and
+  // forth between two piles that both take it, doing nothing.
+  const from = /^[1-5]$/.test(src) ? tab.work[Number(src) - 1] : null;
+  const left = from ? from.up.length - cards.length : 0;
+  let gains = true;
+  if (from && left > 0) {
+    const rest = {up: from.up.slice(0, left), down: from.down};
+    gains = fitFoundation(rest.up[left - 1], table) != null
+      || [tab.nertz_top, tab.waste_top].some((c) => c && fitsWork(c, rest));
+  }
   // A non-empty pile that takes it first; an empty pile only for a card that leaves the
-  // Nertz pile or the waste, or a run that uncovers something.
-  const fit = piles.find(({p}) => p.up.length && fitsWork(cards[0], p));
+  // Nertz pile or the waste, or a run whose leaving gains something.
+  const fit = gains && piles.find(({p}) => p.up.length && fitsWork(cards[0], p));
   if (fit) return `${text}-${fit.n}`;
-  const uncovers = src === 'N' || src === 'W' || (index || 0) > 0 ||
-    (tab.work[Number(src) - 1] && tab.work[Number(src) - 1].down > 0);
+  const uncovers = !from || (left > 0 ? gains : from.down > 0);
   const empty = piles.find(({p}) => !p.up.length && !p.down);
   if (empty && uncovers) return `${text}-${empty.n}`;
   return null;
