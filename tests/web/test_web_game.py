@@ -474,6 +474,20 @@ def test_leaving_mid_round_asks_first(server: Any, new_page: Any) -> None:
     assert len(asked) == 2
 
 
+def test_the_keyboard_says_what_it_holds_and_what_enter_wants(server: Any,
+                                                              new_page: Any) -> None:
+    # A pick-up by key showed only an outline, and Enter with nothing held answered about
+    # calling: both now say what to do in words.
+    page = against_a_bot(server, new_page)
+    page.keyboard.press("n")
+    page.wait_for_selector("#holding")
+    assert (page.text_content("#holding") or "").startswith("Holding the ")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#holding", state="detached")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#toasts .toast:has-text('Pick up a card first')")
+
+
 def test_the_host_fills_every_empty_seat_at_once(server: Any, new_page: Any) -> None:
     page = new_page()
     r = seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=4)

@@ -308,6 +308,7 @@ export class TableView {
         tab.stuck && !t.ended ? null : h('span', {class: 'key'}, ' (S)')),
       either ? h('button', {onclick: () => ctx.play('STUCK N'), disabled: !!tab.stuck || !!t.ended || !tab.nertz_count}, 'Stuck: rotate Nertz pile', h('span', {class: 'key'}, ' (Shift+S)')) : null,
       othersStuck ? h('span', {class: 'nudge', id: 'stuck-nudge', role: 'status'}, 'Everyone else is stuck: play on, or say you are stuck too and the table resets.') : null,
+      sel ? h('span', {class: 'nudge', id: 'holding', role: 'status'}, holdingText(tab, sel, ctx.options)) : null,
       // A declaration lapses at the seat's next move (SPEC): say so, or a mistaken tap looks final.
       tab.stuck && !t.ended ? h('span', {class: 'muted small', id: 'stuck-undo', role: 'status'}, 'Changed your mind? Any move takes it back.') : null,
       h('span', {class: 'muted small tip tip-mouse'}, 'Drag cards, click one to send it to its best place, or press ? for keys.'),
@@ -676,6 +677,8 @@ export class TableView {
     if (k === 'c' || (k === 'Enter' && !this.selection && !e.target.closest?.('[data-pile]'))) {
       e.preventDefault();
       if (canCall(this.t, ctx.seat)) ctx.play('NERTZ');
+      // Enter with nothing in hand was most likely meant for a card: say how to hold one.
+      else if (k === 'Enter') toast('Pick up a card first (N, W or 1 to 5); Enter then sends it to its best place');
       else toast(ctx.options.call === 'auto' ? `${ctx.callWord} is called for you when your Nertz pile empties`
         : `Empty your Nertz pile first (${tab.nertz_count} left)`);
       return;
@@ -755,4 +758,12 @@ export function flagBadge(flag) {
   if (!flag) return null;
   const text = flag.why === 'rhythm' ? 'too even' : 'too fast';
   return h('span', {class: 'badge flag', text: `⚑ ${text}`, title: flag.text, 'aria-label': `Flagged: ${flag.text}`});
+}
+
+/** What a card held by the keyboard is and where it can go: a pick-up shows only an outline. */
+function holdingText(tab, sel, options) {
+  const {cards} = lift(tab, sel.src, sel.index, options);
+  if (!cards.length) return '';
+  const what = cards.length > 1 ? `the ${label(cards[0])} and ${cards.length - 1} more` : `the ${label(cards[0])}`;
+  return `Holding ${what}: F for a foundation, 1 to ${tab.work.length} for a work pile, Enter for its best place, Esc to put it down.`;
 }
