@@ -11,11 +11,12 @@ import {TableView} from './table.js';
 import {applyStep, describeStep} from './replay.js';
 import {beep} from './sound.js';
 
-/** Why each kind of step is made, for a newcomer. */
+/** Why each kind of step is made, for a newcomer (in the words of a touch screen on one). */
 function why(move) {
   const mv = parseMove(move);
-  if (move === 'T') return 'Nothing to play? Turn your stock: three cards go to the waste, and the top one is yours to play (Space, or click the stock).';
-  if (mv && mv.kind === 'NERTZ') return 'Your Nertz pile is empty: call Nertz! to end the round (C, or the Call button).';
+  const touch = window.matchMedia && window.matchMedia('(pointer: coarse)').matches;
+  if (move === 'T') return `Nothing to play? Turn your stock: three cards go to the waste, and the top one is yours to play (${touch ? 'tap the stock' : 'Space, or click the stock'}).`;
+  if (mv && mv.kind === 'NERTZ') return `Your Nertz pile is empty: call Nertz! to end the round (${touch ? 'tap the Call button' : 'C, or the Call button'}).`;
   if (!mv || mv.kind !== 'play') return '';
   if (mv.dst === 'F') return 'Foundations in the middle are everyone\u2019s: an Ace starts one, and each grows up in its suit. Play there first: every card counts.';
   if (mv.src === 'N') return 'Empty your Nertz pile: that is the race. Its top card may go on a work pile a rank lower in the other colour.';

@@ -139,7 +139,8 @@ function form(id, title, fields, label, submit) {
   const err = h('p', {class: 'error-text', role: 'alert'});
   const inputs = fields.map(([name, text, type]) => h('input', {id: `${id}-${name}`, name, type: type || 'text',
     autocomplete: type === 'password' ? (name === 'old' || id === 'signin' ? 'current-password' : 'new-password') : 'username'}));
-  const button = h('button', {class: 'primary', type: 'submit', id: `${id}-submit`}, label);
+  // Deleting cannot be undone: its button looks unlike every other form's.
+  const button = h('button', {class: id === 'delete' ? 'danger' : 'primary', type: 'submit', id: `${id}-submit`}, label);
   const el = h('form', {class: 'panel', id, onsubmit: async (e) => {
     e.preventDefault();
     err.textContent = '';

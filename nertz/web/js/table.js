@@ -36,6 +36,9 @@ export function flyFrom(el, rect, ms = 220) {
  *   names(seat), initial(seat), latency(seat),
  *   play(move, flight), onHelp(), topbar() -> element, phase, callWord
  */
+/** What a seat's milliseconds are, for whoever wonders. */
+const LATENCY_TIP = 'Connection delay: the round trip to the server. Races for a foundation allow for it.';
+
 export class TableView {
   constructor(root, ctx) {
     this.root = root;
@@ -161,7 +164,7 @@ export class TableView {
     const name = h('div', {class: 'name'},
       ownerMark(s, ctx.initial(s)),
       h('span', {class: 'nm', text: ctx.names(s)}),
-      h('span', {class: 'lat', text: lat == null ? '' : `${lat} ms`, title: 'round trip to the server'}),
+      h('span', {class: 'lat', text: lat == null ? '' : `${lat} ms`, title: LATENCY_TIP}),
       h('span', {class: 'badge away', role: 'status'}),
       tab.stuck ? h('span', {class: 'badge', text: 'stuck'}) : null,
       flagBadge(ctx.flag ? ctx.flag(s) : null),
@@ -316,9 +319,10 @@ export class TableView {
     fill(this.me,
       h('div', {class: 'mehead'},
         ownerMark(seat, ctx.initial(seat)),
-        h('span', {class: 'nm', text: ctx.names(seat)}), h('span', {class: 'muted you', text: '(you)'}),
+        h('span', {class: 'nm', text: ctx.names(seat)}),
+        ctx.names(seat) === 'You' ? null : h('span', {class: 'muted you', text: '(you)'}),
         h('span', {class: 'pill', id: 'my-nertz-count', text: `Nertz pile: ${tab.nertz_count}`}),
-        h('span', {class: 'lat', text: lat == null ? '' : `${lat} ms`}),
+        h('span', {class: 'lat', text: lat == null ? '' : `${lat} ms`, title: LATENCY_TIP}),
         tab.stuck ? h('span', {class: 'badge', text: 'stuck'}) : null,
         ctx.emote ? this.emoteMenu() : null),
       h('div', {class: 'tableau'}, h('div', {class: 'side'}, nertz, stock, waste), h('div', {class: 'work'}, work)),
