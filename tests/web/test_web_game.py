@@ -488,6 +488,26 @@ def test_the_keyboard_says_what_it_holds_and_what_enter_wants(server: Any,
     page.wait_for_selector("#toasts .toast:has-text('Pick up a card first')")
 
 
+def test_the_host_puts_partners_together(server: Any, new_page: Any) -> None:
+    # Under teams a friend joining by the link lands on a seat of their own; the host's
+    # "Move to" offers each seat's two places, so the friend can join the host's team.
+    page = new_page()
+    r = seat_room(server, page, "Ann", rules={"preset": "pagat", "teams": "shared"}, seats=2)
+    bob = server.post(f"/api/rooms/{r['room']}/join", {"name": "Bob"})
+    picker = f"#move-{bob['player']}"
+    page.wait_for_selector(picker)
+    page.select_option(picker, "0:1")
+    deadline = time.monotonic() + 30
+    while True:
+        players = server.get(f"/api/rooms/{r['room']}")["players"]
+        where = {p["name"]: (p["seat"], p.get("hand")) for p in players}
+        if where.get("Bob") == (0, 1):
+            break
+        assert time.monotonic() < deadline, where
+        time.sleep(0.1)
+    assert where["Ann"][0] == 0
+
+
 def test_the_host_fills_every_empty_seat_at_once(server: Any, new_page: Any) -> None:
     page = new_page()
     r = seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=4)

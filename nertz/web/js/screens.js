@@ -347,13 +347,19 @@ function addBot(app, seat, level) {
 }
 
 function seatPicker(app, p, room) {
+  // Under teams each seat has two places: the host puts partners together by picking one.
+  const teams = room.options && room.options.teams && room.options.teams !== 'off';
+  const places = Array.from({length: room.seats}, (_, s) => (teams
+    ? [0, 1].map((hand) => h('option', {value: `${s}:${hand}`, text: `seat ${s + 1}, ${hand ? 'second' : 'first'} partner`}))
+    : h('option', {value: `${s}:0`, text: `seat ${s + 1}`})));
   const sel = h('select', {'aria-label': `Move ${p.name}`, id: `move-${p.id}`},
-    h('option', {value: '', text: 'Move to…'}),
-    Array.from({length: room.seats}, (_, s) => h('option', {value: String(s), text: `seat ${s + 1}`})),
+    h('option', {value: '', text: 'Move to…'}), places,
     p.bot ? null : h('option', {value: 'watch', text: 'watching'}));
   sel.addEventListener('change', () => {
     if (!sel.value) return;
-    app.send({type: 'assign', player: p.id, seat: sel.value === 'watch' ? null : Number(sel.value), hand: 0});
+    if (sel.value === 'watch') { app.send({type: 'assign', player: p.id, seat: null, hand: 0}); return; }
+    const [seat, hand] = sel.value.split(':').map(Number);
+    app.send({type: 'assign', player: p.id, seat, hand});
   });
   return sel;
 }
