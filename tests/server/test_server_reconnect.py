@@ -117,6 +117,29 @@ def test_vacant_host_passes_the_host_on(
         assert [p["bot"] for p in room["players"] if p["seat"] == 0] == ["random"]
 
 
+def test_an_away_host_hands_the_room_on_long_before_the_seat_is_free(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Between rounds and in the lobby the room waits on its host: one who went to another
+    # page stalled it for the whole reconnect window. Someone connected hosts instead after
+    # HOST_AWAY_SECONDS, while the host's seat still waits for them.
+    monkeypatch.setattr(lobby_module, "HOST_AWAY_SECONDS", 0.2)
+    ann = create_room(client)
+    bob = join(client, ann.room, "Bob")
+    with client.websocket_connect(f"/ws/{ann.room}") as b:
+        hello(b, bob.token)
+        with client.websocket_connect(f"/ws/{ann.room}") as a:
+            hello(a, ann.token)
+        while True:
+            m = recv(b, 60)
+            if m["type"] == "room" and m["room"]["host"] == bob.player:
+                break
+        room = client.get(f"/api/rooms/{ann.room}").json()
+        assert room["host"] == bob.player
+        assert players(client, ann.room)["Ann"]["seat"] == 0
+        assert not players(client, ann.room)["Ann"]["vacant"]
+
+
 def test_since_from_before_a_restart_gets_the_whole_state(db_url: str) -> None:
     """Versions number one process's broadcasts: a ``since`` that a client kept from before the
     server restarted must never be bridged by the new process's history."""

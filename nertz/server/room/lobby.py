@@ -23,6 +23,9 @@ from nertz.server.room.messages import CommandError, ServerMessage
 
 RECONNECT_SECONDS: Final = 300.0
 """How long a dropped player's seat waits for them before it counts as vacant."""
+HOST_AWAY_SECONDS: Final = 30.0
+"""How long the room waits for a host with no connection before someone connected hosts
+instead: the room's next round, rematch and bots wait on the host, and nobody else may."""
 MOVES_PER_SECOND: Final = 10.0
 """The fastest a human can play; faster actions are refused (token bucket, this burst)."""
 POINTERS_PER_SECOND: Final = 10.0

@@ -163,6 +163,7 @@ class Table:
         self._futs: list[asyncio.Future[Any]] = []
         self._pending: set[asyncio.Future[Any]] = set()
         self._vacancy_timer: asyncio.TimerHandle | None = None
+        self._host_timer: asyncio.TimerHandle | None = None
         self._replaying = False
         self.fair_option: bool | None = None
         """Latency-fair races: on, off, or None (the default: on while a person is seated)."""
@@ -667,6 +668,9 @@ class Table:
                     # One pending check covers every departure until it runs.
                     self._vacancy_timer = self._schedule(seating.RECONNECT_SECONDS + 0.5,
                                                          self._check_vacancies)
+                if player.id == self.host and self._host_timer is None and not self.closed:
+                    self._host_timer = self._schedule(seating.HOST_AWAY_SECONDS,
+                                                      self._check_host)
         return self._run(gone)
 
     def _check_vacancies(self) -> None:
@@ -677,12 +681,33 @@ class Table:
             # Someone left later than the first departure: check again when their time is up.
             wait = min(waiting) + seating.RECONNECT_SECONDS + 0.5 - time.monotonic()
             self._vacancy_timer = self._schedule(wait, self._check_vacancies)
-        host = self.players.get(self.host) if self.host else None
-        if host is not None and host.vacant:
-            heir = next((p for p in self.lobby.people() if p.sockets > 0), None)
-            if heir is not None:
-                self._log("host", {"player": heir.id})
+        self._pass_host()
         self._broadcast_lobby()
+
+    def _check_host(self) -> None:
+        self._host_timer = None
+        if self._pass_host():
+            self._broadcast_lobby()
+            return
+        host = self.players.get(self.host) if self.host else None
+        if host is not None and host.sockets == 0 and host.left_at is not None:
+            # Back and gone again since this timer was set: wait out the latest departure.
+            wait = host.left_at + seating.HOST_AWAY_SECONDS - time.monotonic()
+            self._host_timer = self._schedule(max(0.0, wait) + 0.05, self._check_host)
+
+    def _pass_host(self) -> bool:
+        """A host gone past :data:`~.lobby.HOST_AWAY_SECONDS` (the room waits on them) hands
+        the room to the first person still connected; True if it did."""
+        host = self.players.get(self.host) if self.host else None
+        if host is None or host.sockets > 0 or host.left_at is None:
+            return False
+        if time.monotonic() - host.left_at < seating.HOST_AWAY_SECONDS:
+            return False
+        heir = next((p for p in self.lobby.people() if p.sockets > 0), None)
+        if heir is None:
+            return False
+        self._log("host", {"player": heir.id})
+        return True
 
     def latency(self) -> Latency:
         """Every connected person's last round trip (ms), for the periodic ``latency`` message."""
