@@ -105,3 +105,37 @@ def test_a_trickled_body_gets_a_408(tmp_path: Any, monkeypatch: pytest.MonkeyPat
                 answer += chunk
         assert answer.startswith(b"HTTP/1.1 408 "), answer
         assert b"request body not complete within 0.5 s" in answer
+
+
+def test_frames_sent_with_the_upgrade_request_are_read(tmp_path: Any) -> None:
+    # RFC 6455 has a client wait for the handshake's answer, but one that sends its hello in
+    # the same write as the upgrade request must not wait in vain: uvicorn handed the socket
+    # protocol the request alone, and the frames after it were dropped without a word.
+    import base64
+    import json
+    import os
+
+    def frame(message: dict[str, Any]) -> bytes:
+        data = json.dumps(message).encode()
+        mask = os.urandom(4)
+        return bytes([0x81, 0x80 | len(data)]) + mask + bytes(
+            b ^ mask[i % 4] for i, b in enumerate(data))
+
+    app = create_app(f"sqlite:///{tmp_path}/eager.db", start_bots=False)
+    with live_server(app) as base:
+        room = httpx.post(base + "/api/rooms",
+                          json={"rules": "pagat", "seats": 2, "name": "Ann"}).json()
+        key = base64.b64encode(os.urandom(16)).decode()
+        upgrade = (f"GET /ws/{room['room']} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                   f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                   "Sec-WebSocket-Version: 13\r\n\r\n").encode()
+        hello = frame({"type": "hello", "token": room["token"]})
+        ping = frame({"type": "ping", "id": "p1", "sent": 1})
+        with opened(base, upgrade + hello + ping) as sock:
+            got = b""
+            while b'"pong"' not in got:
+                chunk = sock.recv(65536)
+                assert chunk, got
+                got += chunk
+        assert got.startswith(b"HTTP/1.1 101 "), got
+        assert b'"type":"state"' in got, got

@@ -26,6 +26,7 @@ import asyncio
 from collections import Counter
 from typing import Final
 
+import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 HEADER_SECONDS: Final = 10.0
@@ -62,6 +63,30 @@ class GuardedHttp(HttpToolsProtocol):
         super().connection_made(transport)
         self._address = self.client[0] if self.client else "?"
         self._await_headers()
+
+    def data_received(self, data: bytes) -> None:
+        """uvicorn's, but for an upgrade: the bytes that came after the upgrade request in the
+        same read (a client's first frames, sent without waiting for the answer) go on to the
+        WebSocket protocol. uvicorn hands it the request alone, and those frames were lost
+        without a word (a hello sent that way went unanswered)."""
+        self._unset_keepalive_if_required()
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError:
+            msg = "Invalid HTTP request received."
+            self.logger.warning(msg)
+            self.send_400_response(msg)
+        except httptools.HttpParserUpgrade as exc:
+            if not self._should_upgrade():
+                self._unsupported_upgrade_warning()
+                return
+            self.handle_websocket_upgrade()
+            # The parser stopped where the request ended: what follows is the socket's.
+            at = exc.args[0] if exc.args and isinstance(exc.args[0], int) else len(data)
+            rest = data[at:]
+            protocol = self.transport.get_protocol()
+            if rest and protocol is not self and isinstance(protocol, asyncio.Protocol):
+                protocol.data_received(rest)
 
     def on_message_begin(self) -> None:
         """A request's first byte: on a kept-alive connection, its headers are now awaited."""
