@@ -75,7 +75,6 @@ export async function homeScreen(root, app) {
   };
   const load = () => {
     const p = current();
-    summary.textContent = p.summary;
     for (const [k, {input}] of Object.entries(inputs)) input.value = shownValue(p.options[k]);
     mark();
   };
@@ -92,6 +91,10 @@ export async function homeScreen(root, app) {
     for (const [k, {input}] of Object.entries(inputs)) input.closest('label').classList.toggle('changed', k in diff);
     const n = Object.keys(diff).length;
     count.textContent = n ? `${n} changed from the preset` : 'as the preset';
+    // The line under the rules says what the room will play, changes included (teams, say).
+    const words = Object.entries(diff).map(([k, v]) => `${optionName(k).toLowerCase()}: ${String(valueName(v)).toLowerCase()}`);
+    const base = current().summary;
+    summary.textContent = words.length ? `${base}${/[.!?]$/.test(base) ? '' : '.'} Changed: ${words.join('; ')}.` : base;
     showCodes();
   };
   const count = h('span', {class: 'muted small'});
