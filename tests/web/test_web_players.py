@@ -100,7 +100,7 @@ def test_quick_match_screen_lists_public_tables(server: Any, new_page: Any, axe:
     page = new_page()
     page.goto(server.base + "/quick")
     entry = page.wait_for_selector(f"#public-rooms li[data-room='{public['room']}'] a")
-    assert "hoorah" in entry.inner_text()
+    assert "Hoorah" in entry.inner_text() and "hoorah" not in entry.inner_text()  # named, not coded
     assert axe_violations(page, axe) == []
     page.fill("#quick-name", "Rae")
     page.fill("#quick-wait", "0")

@@ -4,6 +4,7 @@
 
 import {h, fill, toast, store} from './dom.js';
 import {api} from './net.js';
+import {presetName} from './names.js';
 
 const FAMILY_NAMES = {
   pounce: 'Pounce (4 piles)', nertz5: 'Nertz (5 piles)', fairy_fly: 'Fairy Fly', sanna: "Sanna's",
@@ -81,7 +82,7 @@ async function playerPage(root, app, id) {
     h('thead', {}, h('tr', {}, ['Rules', 'Matches', 'Won', 'Mean points', 'Cards a minute', 'Races won']
       .map((t) => h('th', {scope: 'col', text: t})))),
     h('tbody', {}, page.figures.map((f) => h('tr', {dataset: {preset: f.preset}},
-      h('th', {scope: 'row', text: f.preset}), h('td', {text: String(f.matches)}),
+      h('th', {scope: 'row', text: presetName(f.preset)}), h('td', {text: String(f.matches)}),
       h('td', {text: `${Math.round(f.win_share * 100)}%`}), h('td', {text: f.mean_points.toFixed(1)}),
       h('td', {text: f.cards_per_minute.toFixed(1)}), h('td', {text: String(f.races_won)})))));
   const history = h('table', {class: 'data', id: 'history'},
@@ -90,7 +91,7 @@ async function playerPage(root, app, id) {
       .map((t) => h('th', {scope: 'col', text: t})))),
     h('tbody', {}, page.matches.map((m) => h('tr', {dataset: {match: m.match}},
       h('td', {text: new Date(m.finished_at * 1000).toLocaleString()}),
-      h('td', {text: m.preset}),
+      h('td', {text: presetName(m.preset)}),
       h('td', {text: m.seats.join(', ')}),
       h('td', {text: m.won ? '1 (won)' : String(m.place)}),
       h('td', {text: String(m.points)}),
@@ -202,7 +203,7 @@ async function quickScreen(root, app) {
   try { presets = await api('/api/presets'); } catch (e) { failed(root, app, e); return; }
   document.title = 'Nertz · Quick match';
   const name = h('input', {id: 'quick-name', value: store.get('nertz:name', ''), maxlength: '24', autocomplete: 'nickname'});
-  const rules = h('select', {id: 'quick-rules'}, presets.presets.map((p) => h('option', {value: p.name, selected: p.name === store.get('nertz:quick-rules', 'pagat')}, `${p.name}: ${p.summary}`)));
+  const rules = h('select', {id: 'quick-rules'}, presets.presets.map((p) => h('option', {value: p.name, selected: p.name === store.get('nertz:quick-rules', 'pagat')}, `${presetName(p.name)}: ${p.summary}`)));
   const seats = h('input', {id: 'quick-seats', type: 'number', min: '2', max: '8', value: String(store.get('nertz:quick-seats', 2))});
   const wait = h('input', {id: 'quick-wait', type: 'number', min: '0', max: '600', value: String(store.get('nertz:quick-wait', 30))});
   const status = h('p', {id: 'quick-status', role: 'status'});
@@ -253,12 +254,14 @@ async function quickScreen(root, app) {
       h('div', {class: 'row'},
         h('label', {class: 'field'}, h('span', {text: 'Seats (2 to 8)'}), seats),
         h('label', {class: 'field'}, h('span', {text: 'Wait for people (seconds), then bots'}), wait)),
-      err, h('div', {class: 'actions'}, go, cancel, open), status),
+      err, h('div', {class: 'actions'}, go, cancel, open),
+      h('p', {class: 'muted small', text: 'Find a table: you join the queue and are seated with players near your rating; if nobody comes in time, bots fill the seats. Open a public table: a lobby of your own that others see listed below, started when you choose.'}),
+      status),
     tables));
   api('/api/rooms').then((data) => {
     tables.append(data.rooms.length
       ? h('ul', {}, data.rooms.map((r) => h('li', {dataset: {room: r.room}},
-        link(app, `/r/${r.code}`, `${r.preset}, ${r.seats} seats`),
+        link(app, `/r/${r.code}`, `${presetName(r.preset)}, ${r.seats} seats`),
         r.seated != null ? ` (${r.seated} seated)` : '')))
       : h('p', {class: 'muted', text: 'No public table is waiting for players. Private rooms are never listed.'}));
   }).catch(() => { /* the quick match still works */ });
