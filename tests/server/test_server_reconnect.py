@@ -4,6 +4,7 @@ vacant and the host may hand it to a bot; catching up never spans two server pro
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 from server_support import (
@@ -93,6 +94,15 @@ def test_vacant_seat_goes_to_a_bot(client: TestClient, monkeypatch: pytest.Monke
         assert hello(b, bob.token)["code"] == "bad_token"
 
 
+def wait_host(ws: Any, player: str) -> None:
+    """Read up to the room broadcast that names ``player`` host (it goes out once the change
+    is stored: read it, or it could come after a later request and be taken for its answer)."""
+    while True:
+        m = recv(ws, 60)
+        if m["type"] == "room" and m["room"]["host"] == player:
+            return
+
+
 def test_vacant_host_passes_the_host_on(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -105,12 +115,7 @@ def test_vacant_host_passes_the_host_on(
             hello(a, ann.token)
             a.send_json({"type": "start", "countdown_ms": 0})
             wait_phase(b, "playing")
-        # The room broadcast that names Bob host (it goes out once the change is stored: read
-        # it, or it could come after the request below and be taken for its answer).
-        while True:
-            m = recv(b, 60)
-            if m["type"] == "room" and m["room"]["host"] == bob.player:
-                break
+        wait_host(b, bob.player)
         assert client.get(f"/api/rooms/{ann.room}").json()["host"] == bob.player
         b.send_json({"type": "bot_seat", "seat": 0, "bot": "random", "level": "casual"})
         room = recv_until(b, "room")[0]["room"]
@@ -130,10 +135,7 @@ def test_an_away_host_hands_the_room_on_long_before_the_seat_is_free(
         hello(b, bob.token)
         with client.websocket_connect(f"/ws/{ann.room}") as a:
             hello(a, ann.token)
-        while True:
-            m = recv(b, 60)
-            if m["type"] == "room" and m["room"]["host"] == bob.player:
-                break
+        wait_host(b, bob.player)
         room = client.get(f"/api/rooms/{ann.room}").json()
         assert room["host"] == bob.player
         assert players(client, ann.room)["Ann"]["seat"] == 0
