@@ -4,6 +4,7 @@ uvicorn server configured as ``nertz serve`` configures it, the deadlines shorte
 
 from __future__ import annotations
 
+import select
 import socket
 import time
 from typing import Any
@@ -139,3 +140,23 @@ def test_frames_sent_with_the_upgrade_request_are_read(tmp_path: Any) -> None:
                 got += chunk
         assert got.startswith(b"HTTP/1.1 101 "), got
         assert b'"type":"state"' in got, got
+
+
+def test_headers_past_the_cap_get_a_431_and_the_connection_closes(tmp_path: Any) -> None:
+    # The parser's cost grows with the square of a header's length, on the event loop: a
+    # request's headers past HEADER_BYTES are refused before they cost more.
+    app = create_app(f"sqlite:///{tmp_path}/big.db", start_bots=False)
+    with live_server(app) as base:
+        with opened(base, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ") as sock:
+            try:
+                for _ in range(64):  # 4 MiB at most, far past the cap
+                    if select.select([sock], [], [], 0)[0]:
+                        break  # answered: send no more
+                    sock.sendall(b"a" * 65536)
+            except OSError:
+                pass  # closed by the server mid-send: the answer was written first
+            answer = read_all(sock)
+        assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
+        assert f"request headers over {http_protocol.HEADER_BYTES} bytes".encode() in answer
+        until(lambda: http_protocol.unfinished("127.0.0.1") == 0, "the count never fell")
+        assert httpx.get(base + "/healthz").status_code == 200

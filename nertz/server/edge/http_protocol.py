@@ -17,6 +17,12 @@ headers are complete. :class:`GuardedHttp` adds both guards an open server needs
   process, by the peer's address: behind a trusted proxy that is the proxy, which sends only
   whole requests.
 
+- **A cap on the headers' size.** A request whose headers run past :data:`HEADER_BYTES`
+  unfinished gets a ``431`` naming the cap and the connection closes: the parser joins the
+  pieces of a long header in time that grows with the square of its length, on the event loop
+  (one 57 MB header held every table of the process for seconds), and the deadline's timer
+  cannot fire while it runs.
+
 A slow request *body* is the app's to bound (:func:`nertz.server.edge.app.read_body`).
 """
 
@@ -27,6 +33,7 @@ from collections import Counter
 from typing import Final
 
 import httptools
+import msgspec
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 HEADER_SECONDS: Final = 10.0
@@ -36,6 +43,10 @@ request's first byte, on a kept-alive connection)."""
 UNFINISHED_PER_ADDRESS: Final = 32
 """Connections one address may hold open with a request's headers still coming."""
 
+HEADER_BYTES: Final = 64 * 1024
+"""Bytes a request's headers may take (a browser's are a few kilobytes, cookies included); the
+check comes between reads, so at most one read (64 KiB) more reaches the parser."""
+
 IMPORT_PATH: Final = "nertz.server.edge.http_protocol:GuardedHttp"
 """How uvicorn's ``http`` setting names this protocol."""
 
@@ -44,8 +55,14 @@ _unfinished: Counter[str] = Counter()
 
 
 def _timeout_response(seconds: float) -> bytes:
-    body = (f'{{"error": "request headers not complete within {seconds:g} s"}}').encode()
-    return (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
+    return _closing(b"408 Request Timeout",
+                    f"request headers not complete within {seconds:g} s")
+
+
+def _closing(status: bytes, error: str) -> bytes:
+    """A whole JSON error answer that closes the connection."""
+    body = msgspec.json.encode({"error": error})
+    return (b"HTTP/1.1 " + status + b"\r\ncontent-type: application/json\r\n"
             b"connection: close\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n"
             + body)
 
@@ -57,6 +74,7 @@ class GuardedHttp(HttpToolsProtocol):
     _address = "?"
     _deadline: asyncio.TimerHandle | None = None
     _waiting = False
+    _header_bytes = 0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """A connection opened: its first request's headers are now awaited."""
@@ -69,6 +87,11 @@ class GuardedHttp(HttpToolsProtocol):
         same read (a client's first frames, sent without waiting for the answer) go on to the
         WebSocket protocol. uvicorn hands it the request alone, and those frames were lost
         without a word (a hello sent that way went unanswered)."""
+        if self._waiting:
+            if self._header_bytes > HEADER_BYTES:
+                self._too_large()
+                return
+            self._header_bytes += len(data)
         self._unset_keepalive_if_required()
         try:
             self.parser.feed_data(data)
@@ -112,6 +135,7 @@ class GuardedHttp(HttpToolsProtocol):
             return
         _unfinished[self._address] += 1
         self._waiting = True
+        self._header_bytes = 0
         self._deadline = self.loop.call_later(HEADER_SECONDS, self._too_slow)
 
     def _headers_in(self) -> None:
@@ -126,6 +150,15 @@ class GuardedHttp(HttpToolsProtocol):
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
+
+    def _too_large(self) -> None:
+        self._headers_in()
+        if self.transport.is_closing():
+            return
+        if self.cycle is None or self.cycle.response_complete:
+            self.transport.write(_closing(b"431 Request Header Fields Too Large",
+                                          f"request headers over {HEADER_BYTES} bytes"))
+        self.transport.close()
 
     def _too_slow(self) -> None:
         self._deadline = None
