@@ -130,6 +130,8 @@ def loads(text: str | bytes) -> ReplayFile:
         raise ReplayError("not JSON: the file is not UTF-8 text") from None
     except RecursionError:
         raise ReplayError("not JSON: nested too deeply") from None
+    except ValueError as exc:  # the interpreter's cap on an integer's digits
+        raise ReplayError(f"not JSON: {exc}") from None
     return from_json(data)
 
 

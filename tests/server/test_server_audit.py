@@ -43,6 +43,20 @@ def test_frames_upload_is_bounded(client: TestClient) -> None:
     assert r.status_code == 413 and "moves" in r.json()["error"], r.text
 
 
+def test_frames_upload_is_bounded_in_rounds_and_names_bad_numbers(client: TestClient) -> None:
+    # Each round costs a deal and a whole table's frames, however few its moves.
+    data = {"format": replay.FORMAT, "rules": "pagat", "players": ["a", "b"], "seed": 1,
+            "rounds": [{} for _ in range(app_module.MAX_REPLAY_ROUNDS + 1)]}
+    r = client.post("/api/replays/frames", content=json.dumps(data).encode())
+    assert r.status_code == 413 and "rounds" in r.json()["error"], r.text
+    # A number past the interpreter's digit cap is bad JSON, said so (it was a 500).
+    raw = ('{"format":"nertz-replay/1","players":["a","b"],"seed":' + "1" * 5000
+           + ',"rounds":[{}]}').encode()
+    for path in ("/api/replays/frames", "/api/replays/analysis"):
+        r = client.post(path, content=raw)
+        assert r.status_code == 400 and r.json()["error"].startswith("not JSON"), r.text
+
+
 def test_bodies_are_refused_by_their_declared_size(client: TestClient) -> None:
     """A body over the limit is refused on its Content-Length, before it is read."""
     big = b"x" * (app_module.MAX_REPLAY_BYTES + 1)

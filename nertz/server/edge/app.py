@@ -82,6 +82,11 @@ MAX_REPLAY_MOVES = 25_000
 """The most moves an uploaded replay may hold, all rounds together: the viewer's frames grow
 with every move, and making them is real work."""
 
+MAX_REPLAY_ROUNDS = 200
+"""The most rounds an uploaded replay may hold: each round costs its deal and a whole table's
+frames however few its moves (an upload of 20,000 empty rounds took 24 s and 700 MB); a match
+to 500 points takes a few dozen."""
+
 HELLO_TIMEOUT = 10.0
 """Seconds a new socket has to say hello (from its opening: other frames do not extend it). A
 client says it at once; a socket that does not holds a file and memory for nothing."""
@@ -808,10 +813,16 @@ def create_app(
 
     async def _uploaded(request: Request) -> replay.ReplayFile:
         raw = await read_body(request, MAX_REPLAY_BYTES, "a replay file")
-        try:
-            file = replay.loads(raw)
-        except ReplayError as exc:
-            raise ApiError(400, str(exc)) from None
+        # Reading and checking two megabytes is half a second of work: off the event loop,
+        # and one upload at a time, as playing one through is.
+        async with frames_lock:
+            try:
+                file = await asyncio.to_thread(replay.loads, raw)
+            except ReplayError as exc:
+                raise ApiError(400, str(exc)) from None
+        if len(file.rounds) > MAX_REPLAY_ROUNDS:
+            raise ApiError(413, f"a replay file may hold at most {MAX_REPLAY_ROUNDS} rounds "
+                                f"(this one has {len(file.rounds)})")
         moves = sum(len(r.moves) for r in file.rounds)
         if moves > MAX_REPLAY_MOVES:
             raise ApiError(413, f"a replay file may hold at most {MAX_REPLAY_MOVES} moves "
