@@ -70,11 +70,12 @@ def test_a_guest_is_the_same_player_in_every_room(client: TestClient) -> None:
     assert other["profile"] != first["profile"]
 
 
-def play_rated_match(client: TestClient, name: str = "Ann") -> tuple[dict[str, Any], str]:
+def play_rated_match(client: TestClient, name: str = "Ann",
+                     rules: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
     """``name`` (played by an in-process driver) against an expert bot, to the end; the
     results and the room's id."""
     host = client.post("/api/rooms", json={"name": name, "seats": 2,
-                                           "rules": QUICK_RULES}).json()
+                                           "rules": rules or QUICK_RULES}).json()
     room = hub_of(client).rooms[host["room"]]
     with client.websocket_connect(f"/ws/{host['room']}") as ws:
         hello(ws, host["token"])
@@ -99,6 +100,16 @@ def both(store_url: str) -> Iterator[TestClient]:
     """The app on SQLite and on PostgreSQL."""
     with TestClient(create_app(store_url)) as c:
         yield c
+
+
+@pytest.mark.usefixtures("fast_bots")
+def test_a_duplicate_deal_match_is_not_rated(client: TestClient) -> None:
+    # Its later rounds deal each seat the hand another seat played in the open: a seat that
+    # kept the broadcasts knows most of its cards. Not a contest to rate.
+    result, _room = play_rated_match(client, rules={**QUICK_RULES, "duplicate_deal": "on",
+                                                    "rounds": 2, "target_score": "none"})
+    assert client.get(f"/api/matches/{result['match']}/ratings").status_code == 404
+    assert client.get("/api/me").json()["ratings"] == []
 
 
 @pytest.mark.usefixtures("fast_bots")

@@ -139,6 +139,14 @@ class PlayersApi:
         room = self.hub.rooms.get(room_id)
         if room is None:
             return
+        table = room.table
+        if table.rules.duplicate_deal:
+            # Later rounds deal each seat the hand another seat played in the open: a seat that
+            # kept the broadcasts knows its Nertz pile and much of its stock. Not a contest.
+            return
+        if table.same_deal is not None and data.get("seed") == table.same_deal[1]:
+            # A finished match's deal again, and that match's replay shows every card.
+            return
         members = await self.identities.members(room_id)
         await self.history.record(match_id, room_id, data, self.seating(room, members))
 
