@@ -106,8 +106,7 @@ def both(store_url: str) -> Iterator[TestClient]:
 def test_a_duplicate_deal_match_is_not_rated(client: TestClient) -> None:
     # Its later rounds deal each seat the hand another seat played in the open: a seat that
     # kept the broadcasts knows most of its cards. Not a contest to rate.
-    result, _room = play_rated_match(client, rules={**QUICK_RULES, "duplicate_deal": "on",
-                                                    "rounds": 2, "target_score": "none"})
+    result, _room = play_rated_match(client, rules={**QUICK_RULES, "duplicate_deal": "on"})
     assert client.get(f"/api/matches/{result['match']}/ratings").status_code == 404
     assert client.get("/api/me").json()["ratings"] == []
 
