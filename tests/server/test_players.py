@@ -88,7 +88,11 @@ def play_rated_match(client: TestClient, name: str = "Ann",
 
         ws.send_json({"type": "start", "countdown_ms": 0})
         in_loop(client, drive)
+        # A deadline for the whole match: the room's periodic messages would keep a plain
+        # per-message wait going for ever if the match never ended.
+        deadline = time.monotonic() + 300
         while True:
+            assert time.monotonic() < deadline, "the match did not end"
             m = recv(ws, 60)
             assert m["type"] != "error", m
             if m["type"] == "round_over" and m["result"]["over"]:
