@@ -4,6 +4,7 @@ uvicorn server configured as ``nertz serve`` configures it, the deadlines shorte
 
 from __future__ import annotations
 
+import json
 import select
 import socket
 import time
@@ -158,5 +159,19 @@ def test_headers_past_the_cap_get_a_431_and_the_connection_closes(tmp_path: Any)
             answer = read_all(sock)
         assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
         assert f"request headers over {http_protocol.HEADER_BYTES} bytes".encode() in answer
+        until(lambda: http_protocol.unfinished("127.0.0.1") == 0, "the count never fell")
+        assert httpx.get(base + "/healthz").status_code == 200
+
+
+def test_a_request_the_parser_refuses_gets_a_json_400_naming_why(tmp_path: Any) -> None:
+    # uvicorn's own answer is plain text; every error of the API is JSON with the reason.
+    app = create_app(f"sqlite:///{tmp_path}/bad.db", start_bots=False)
+    with live_server(app) as base:
+        with opened(base, b"GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n") as sock:
+            answer = read_all(sock)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400 "), answer[:200]
+        assert b"content-type: application/json" in head.lower()
+        assert json.loads(body)["error"].startswith("not a valid HTTP request: ")
         until(lambda: http_protocol.unfinished("127.0.0.1") == 0, "the count never fell")
         assert httpx.get(base + "/healthz").status_code == 200

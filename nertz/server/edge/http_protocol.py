@@ -17,6 +17,9 @@ headers are complete. :class:`GuardedHttp` adds both guards an open server needs
   process, by the peer's address: behind a trusted proxy that is the proxy, which sends only
   whole requests.
 
+- **Errors in JSON.** A request the parser refuses gets a ``400`` whose JSON body names what
+  was wrong, like every other error of the API (uvicorn answers in plain text).
+
 - **A cap on the headers' size.** A request whose headers run past :data:`HEADER_BYTES`
   unfinished gets a ``431`` naming the cap and the connection closes: the parser joins the
   pieces of a long header in time that grows with the square of its length, on the event loop
@@ -36,6 +39,8 @@ import httptools
 import msgspec
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from nertz.server.limits import address_key
+
 HEADER_SECONDS: Final = 10.0
 """Time a request's headers have to arrive in full, from the connection's opening (or the
 request's first byte, on a kept-alive connection)."""
@@ -52,11 +57,6 @@ IMPORT_PATH: Final = "nertz.server.edge.http_protocol:GuardedHttp"
 
 _unfinished: Counter[str] = Counter()
 """This process's connections with headers still coming, by peer address."""
-
-
-def _timeout_response(seconds: float) -> bytes:
-    return _closing(b"408 Request Timeout",
-                    f"request headers not complete within {seconds:g} s")
 
 
 def _closing(status: bytes, error: str) -> bytes:
@@ -79,7 +79,7 @@ class GuardedHttp(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """A connection opened: its first request's headers are now awaited."""
         super().connection_made(transport)
-        self._address = self.client[0] if self.client else "?"
+        self._address = address_key(self.client[0]) if self.client else "?"
         self._await_headers()
 
     def data_received(self, data: bytes) -> None:
@@ -95,10 +95,9 @@ class GuardedHttp(HttpToolsProtocol):
         self._unset_keepalive_if_required()
         try:
             self.parser.feed_data(data)
-        except httptools.HttpParserError:
-            msg = "Invalid HTTP request received."
-            self.logger.warning(msg)
-            self.send_400_response(msg)
+        except httptools.HttpParserError as exc:
+            self.logger.warning("Invalid HTTP request received: %s", exc)
+            self.send_400_response(f"not a valid HTTP request: {exc}")
         except httptools.HttpParserUpgrade as exc:
             if not self._should_upgrade():
                 self._unsupported_upgrade_warning()
@@ -110,6 +109,11 @@ class GuardedHttp(HttpToolsProtocol):
             protocol = self.transport.get_protocol()
             if rest and protocol is not self and isinstance(protocol, asyncio.Protocol):
                 protocol.data_received(rest)
+
+    def send_400_response(self, msg: str) -> None:
+        """A request the parser refused: answered in JSON like every other error (uvicorn's
+        own answer is plain text), naming what was wrong, and the connection closes."""
+        self._refuse(b"400 Bad Request", msg)
 
     def on_message_begin(self) -> None:
         """A request's first byte: on a kept-alive connection, its headers are now awaited."""
@@ -152,23 +156,23 @@ class GuardedHttp(HttpToolsProtocol):
             self._deadline = None
 
     def _too_large(self) -> None:
-        self._headers_in()
-        if self.transport.is_closing():
-            return
-        if self.cycle is None or self.cycle.response_complete:
-            self.transport.write(_closing(b"431 Request Header Fields Too Large",
-                                          f"request headers over {HEADER_BYTES} bytes"))
-        self.transport.close()
+        self._refuse(b"431 Request Header Fields Too Large",
+                     f"request headers over {HEADER_BYTES} bytes")
 
     def _too_slow(self) -> None:
         self._deadline = None
+        self._refuse(b"408 Request Timeout",
+                     f"request headers not complete within {HEADER_SECONDS:g} s")
+
+    def _refuse(self, status: bytes, error: str) -> None:
+        """Answer ``status`` with ``error`` and close, the request's headers unfinished."""
         self._headers_in()
         if self.transport.is_closing():
             return
         # A response still going out for an earlier request on this connection is not cut
         # into: the connection simply closes.
         if self.cycle is None or self.cycle.response_complete:
-            self.transport.write(_timeout_response(HEADER_SECONDS))
+            self.transport.write(_closing(status, error))
         self.transport.close()
 
 
