@@ -403,7 +403,7 @@ def frames(replay: ReplayFile) -> dict[str, Any]:
 
     Only face-up cards appear, as at the table; a viewer needs nothing else to draw every step.
     """
-    from nertz.views import foundation_view, tableau_view, view
+    from nertz.views import foundation_json, tableau_json, view
 
     out_rounds: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
@@ -424,8 +424,8 @@ def frames(replay: ReplayFile) -> dict[str, Any]:
             changed = [i for i, n in enumerate(sizes)
                        if i >= len(seen["sizes"]) or seen["sizes"][i] != n]
             seen.update(sizes=sizes, resets=rnd.resets)
-            step["tableaus"] = [tableau_view(rnd, s).to_json() for s in seats]
-            step["foundations"] = [foundation_view(rnd, i).to_json() for i in changed]
+            step["tableaus"] = [tableau_json(rnd, s) for s in seats]
+            step["foundations"] = [foundation_json(rnd, i) for i in changed]
             step["ended"] = rnd.ended
         else:
             step["error"] = outcome.error

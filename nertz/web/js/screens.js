@@ -107,7 +107,9 @@ export async function homeScreen(root, app) {
   const replayErr = h('p', {class: 'error-text', role: 'alert', id: 'replay-error'});
   create.addEventListener('click', async () => {
     createErr.textContent = '';
+    err.textContent = '';
     const nm = name.value.trim();
+    // The name's own field is at the top, and takes the focus: its message shows above it.
     if (!nm) { err.textContent = 'Type your name first.'; name.focus(); return; }
     store.set('nertz:name', nm);
     const diff = changed();
