@@ -17,11 +17,45 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import gc
+import ipaddress
 import math
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from starlette.requests import HTTPConnection
+
+
+IPV6_PREFIX = 64
+"""The bits of an IPv6 address that name one client for the limits: a home or a phone gets
+a whole /64 (2**64 addresses), so one address of it would be no limit at all."""
+
+
+@functools.lru_cache(maxsize=4096)
+def address_key(host: str) -> str:
+    """The key of a client's limits: an IPv4 address as it is (an IPv4-mapped IPv6 address
+    as its IPv4), an IPv6 address as its /64 network, anything else (a Unix socket's, a test
+    client's name) as it is."""
+    try:
+        ip = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address) and not ip.is_loopback:
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, IPV6_PREFIX), strict=False))
+    return str(ip)
+
+
+def client_address(conn: HTTPConnection) -> str:
+    """The client's address as the limits key it (:func:`address_key`): the key of every
+    per-address limit (behind a trusted proxy, the address it names: the server in front
+    rewrites the peer before the app sees it)."""
+    return address_key(conn.client.host) if conn.client else "?"
 
 
 class TokenBucket:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from openskill.models import PlackettLuce
 from server_support import hello, hub_of, in_loop, recv
 from starlette.testclient import TestClient
@@ -16,8 +17,10 @@ from starlette.testclient import TestClient
 from nertz.bots.driver import BotDriver
 from nertz.rules import PRESETS
 from nertz.server.edge.app import create_app
+from nertz.server.players import accounts, listing
 from nertz.server.players.identity import COOKIE
 from nertz.server.players.ratings import NEW, Skill, bot_skill, display, family, rate
+from nertz.server.players.tables import profiles
 from nertz.server.room.bots import RoomSeat
 
 QUICK_RULES = {"preset": "fairy_fly", "nertz_pile_size": 3}
@@ -362,3 +365,154 @@ def play_fixture_match() -> dict[str, Any]:
     golden = Path(__file__).resolve().parents[1] / "golden" / "02_auto_call.nertz.json"
     data: dict[str, Any] = json.loads(golden.read_text())
     return data
+
+
+def count_profiles(client: TestClient) -> int:
+    """Players the database holds."""
+    async def count() -> int:
+        async with hub_of(client).store.connection() as conn:
+            return int((await conn.execute(
+                sa.select(sa.func.count()).select_from(profiles))).scalar_one())
+    return int(in_loop(client, count))
+
+
+def bearer(identity: str) -> dict[str, str]:
+    """The headers of a program that names its player by ``identity``."""
+    return {"authorization": f"Bearer {identity}"}
+
+
+def test_a_refused_sign_up_leaves_nobody_behind_and_sign_ups_are_rate_limited(
+        client: TestClient) -> None:
+    r = client.post("/api/account/signup", json={"name": "Ann", "password": "correct horse"})
+    assert r.status_code == 200 and not r.json()["player"]["guest"]
+    assert count_profiles(client) == 1
+    codes = []
+    while 429 not in codes and len(codes) < 20:
+        client.cookies.clear()
+        r = client.post("/api/account/signup", json={"name": "ANN", "password": "another one"})
+        codes.append(r.status_code)
+    # Taken, four times (five sign-ups a minute from one address), then refused; and none of
+    # the refusals left a guest behind (it used to make one first, then fail).
+    assert codes[:4] == [409] * 4 and codes[-1] == 429, codes
+    assert "new accounts from one address" in r.json()["error"]
+    assert int(r.headers["retry-after"]) >= 1
+    assert count_profiles(client) == 1
+
+
+def test_sign_up_gives_the_account_a_new_identity(client: TestClient) -> None:
+    guest = client.post("/api/rooms", json={"name": "Ann", "seats": 2}).json()
+    r = client.post("/api/account/signup", json={"name": "Ann", "password": "correct horse"})
+    account = r.json()
+    assert account["player"]["id"] == guest["profile"]
+    # A guest token someone else may hold (planted, or seen on a shared machine) does not
+    # open the account: the account has a new one, also set as the cookie.
+    assert account["identity"] != guest["identity"]
+    assert client.cookies.get(COOKIE) == account["identity"]
+    client.cookies.clear()
+    assert client.get("/api/me", headers=bearer(guest["identity"])).json()["player"] is None
+    me = client.get("/api/me", headers=bearer(account["identity"])).json()["player"]
+    assert me["id"] == guest["profile"] and not me["guest"]
+
+
+def test_a_password_change_signs_the_other_devices_out(client: TestClient) -> None:
+    here = client.post("/api/account/signup",
+                       json={"name": "Ann", "password": "correct horse"}).json()["identity"]
+    client.cookies.clear()
+    there = client.post("/api/account/signin",
+                        json={"name": "Ann", "password": "correct horse"}).json()["identity"]
+    client.cookies.clear()
+    r = client.post("/api/account/password", headers=bearer(here),
+                    json={"old": "correct horse", "new": "battery staple"})
+    assert r.status_code == 200
+    assert client.get("/api/me", headers=bearer(there)).json()["player"] is None
+    assert client.get("/api/me", headers=bearer(here)).json()["player"]["name"] == "Ann"
+
+
+def test_password_guesses_are_rate_limited_per_player(client: TestClient) -> None:
+    # Whoever holds a player's identity token may not guess the password faster than a
+    # sign-in: ten checks a minute for the player, then refusals that cost no hashing.
+    me = client.post("/api/account/signup",
+                     json={"name": "Ann", "password": "correct horse"}).json()["identity"]
+    codes = []
+    while 429 not in codes and len(codes) < 30:
+        codes.append(client.post("/api/account/password", headers=bearer(me),
+                                 json={"old": "wrong horse", "new": "x" * 8}).status_code)
+    assert codes[:10] == [401] * 10 and codes[-1] == 429, codes
+    r = client.post("/api/account/delete", headers=bearer(me), json={"password": "guess one"})
+    assert r.status_code == 429 and "password checks for this player" in r.json()["error"]
+
+
+def test_password_hashing_refuses_rather_than_queue_without_end(
+        client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(accounts, "_waiting", accounts.HASHES_WAITING)
+    r = client.post("/api/account/signin", json={"name": "Ann", "password": "correct horse"})
+    assert r.status_code == 503 and "busy checking passwords" in r.json()["error"]
+    monkeypatch.setattr(accounts, "_waiting", 0)
+    r = client.post("/api/account/signin", json={"name": "Ann", "password": "correct horse"})
+    assert r.status_code == 401
+
+
+def test_quick_match_asks_count_against_the_rooms_an_address_makes(db_url: str) -> None:
+    with TestClient(create_app(db_url, rooms_per_minute=2)) as client:
+        ask = {"rules": "pagat", "seats": 2, "bots_after": 0.0}
+        codes = []
+        for name in ("Ann", "Bob", "Cy"):
+            client.cookies.clear()
+            codes.append(client.post("/api/quick", json=ask | {"name": name}).status_code)
+        assert codes == [200, 200, 429]
+        r = client.post("/api/rooms", json={"seats": 2})
+        assert r.status_code == 429 and "new rooms from one address" in r.json()["error"]
+
+
+def test_an_address_makes_a_bounded_number_of_guests(db_url: str) -> None:
+    # Three guests a minute per room it may make: past that a join still seats the person,
+    # tied to no player (unrated), and the database does not grow.
+    with TestClient(create_app(db_url, rooms_per_minute=1)) as client:
+        room = client.post("/api/rooms", json={"seats": 8}).json()["room"]
+        joins = []
+        for name in ("Ann", "Bob", "Cy", "Di"):
+            client.cookies.clear()
+            r = client.post(f"/api/rooms/{room}/join", json={"name": name})
+            assert r.status_code == 200
+            joins.append(r.json())
+        assert [("profile" in j, "identity" in j) for j in joins] == [(True, True)] * 3 + [
+            (False, False)]
+        assert count_profiles(client) == 3
+        client.cookies.clear()
+        r = client.post("/api/quick", json={"rules": "pagat", "seats": 2, "name": "Ed"})
+        assert r.status_code == 429
+
+
+def test_one_address_cannot_fill_the_public_list(client: TestClient,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    made = [client.post("/api/rooms", json={"seats": 2, "public": True}).json()["room"]
+            for _ in range(listing.PER_LISTER)]
+    r = client.post("/api/rooms", json={"seats": 2, "public": True})
+    assert r.status_code == 429 and "public rooms open already" in r.json()["error"]
+    assert client.post("/api/rooms", json={"seats": 2}).status_code == 201  # private: fine
+    # Rooms in play or full are passed over, not counted against the list's length: with
+    # room for two, the two newest full, the oldest still shows.
+    monkeypatch.setattr(listing, "LISTED", 2)
+    for room in made[-2:]:
+        for name in ("Ann", "Bob"):
+            client.cookies.clear()
+            assert client.post(f"/api/rooms/{room}/join", json={"name": name}).is_success
+    assert [r["room"] for r in client.get("/api/rooms").json()["rooms"]] == made[2::-1][:2]
+
+
+@pytest.mark.usefixtures("fast_bots")
+def test_a_match_dealt_from_a_public_replays_seed_is_not_rated(client: TestClient) -> None:
+    # A same-deal room's first match deals a finished match's cards again, and that match's
+    # replay shows every card: the history refuses to rate it, and rates the same match
+    # under another id when its seed is not known.
+    result, room_id = play_rated_match(client)
+    data = client.get(f"/api/matches/{result['match']}/replay").json()
+    api = client.app.state.players  # type: ignore[attr-defined]
+    room = hub_of(client).rooms[room_id]
+
+    async def record(match_id: str, known: int | str | None) -> bool:
+        seats = api.seating(room, await api.identities.members(room_id))
+        return bool(await api.history.record(match_id, room_id, data, seats, known_seed=known))
+
+    assert in_loop(client, record, "again-known", data["seed"]) is False
+    assert in_loop(client, record, "again-fresh", None) is True

@@ -33,6 +33,7 @@ from websockets.sync.client import ClientConnection, connect
 
 import nertz.server.edge.app as app_module
 from nertz.server.edge.app import PEOPLE_PER_ADDRESS, create_app
+from nertz.server.limits import address_key
 
 
 def ws_url(base: str, room: str) -> str:
@@ -153,6 +154,22 @@ def test_forwarded_addresses_are_believed_only_from_named_proxies(db_url: str) -
     assert 1 <= wait <= 30 and f"{wait} s" in answers[2].json()["error"]
     with live_server(create_app(db_url, rooms_per_minute=2), ("127.0.0.1",)) as base:
         assert [r.status_code for r in statuses(base)] == [201] * 4
+
+
+def test_one_ipv6_network_is_one_address_for_the_limits(db_url: str) -> None:
+    # A home or a phone gets a whole /64: counting each of its addresses apart would be no
+    # limit at all. An IPv4-mapped address counts as its IPv4 one.
+    def create(client: str) -> int:
+        return httpx.post(base + "/api/rooms", json={"seats": 2},
+                          headers={"X-Forwarded-For": client}).status_code
+
+    with live_server(create_app(db_url, rooms_per_minute=2), ("127.0.0.1",)) as base:
+        assert [create(f"2001:db8:0:1::{i}") for i in range(1, 4)] == [201, 201, 429]
+        assert create("2001:db8:0:2::1") == 201
+        assert [create(a) for a in ("192.0.2.7", "::ffff:192.0.2.7", "192.0.2.7")] == [
+            201, 201, 429]
+    assert address_key("2001:db8:0:1:aaaa:bbbb:cccc:dddd") == "2001:db8:0:1::/64"
+    assert address_key("::1") == "::1" and address_key("testclient") == "testclient"
 
 
 def test_trust_proxy_flag_is_checked() -> None:

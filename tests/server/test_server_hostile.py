@@ -177,3 +177,12 @@ def test_half_a_surrogate_pair_is_named_not_called_truncated(db_url: str) -> Non
         assert "\\udbff" in r.json()["error"] and "truncated" not in r.json()["error"]
     with pytest.raises(protocol.ProtocolError, match="lone surrogate"):
         protocol.decode('{"type":"ping","id":"\ud800"}')
+
+
+def test_a_key_named_twice_is_read_with_its_last_value_as_browsers_read_it() -> None:
+    # docs/protocol.md: one reading, the one JSON.parse gives, whatever a proxy in between
+    # would make of it; an unknown field is still refused by name.
+    assert protocol.decode('{"type":"play","id":"a","move":"1N","move":"W1"}') == \
+        protocol.Play(id="a", move="W1")
+    with pytest.raises(protocol.ProtocolError, match="unknown field `zz`"):
+        protocol.decode('{"type":"play","id":"a","move":"W1","zz":1}')

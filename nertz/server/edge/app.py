@@ -28,7 +28,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 from urllib.parse import urlsplit
 
 import msgspec
@@ -58,11 +58,13 @@ from nertz.server.limits import (
     Rate,
     SocketCaps,
     TokenBucket,
+    client_address,
     give_back_memory,
 )
 from nertz.server.live import LiveRoom
 from nertz.server.openapi import ROUTES as API
 from nertz.server.players import PlayersApi
+from nertz.server.players.listing import ListingRefused
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import CommandError, Error, Kicked, Stamp
 from nertz.server.room.races import wall_ms
@@ -70,6 +72,8 @@ from nertz.server.store import Store, StoreBusy, is_busy
 from nertz.server.tutorial import lesson
 
 log = logging.getLogger("nertz.app")
+
+T = TypeVar("T")
 
 WEB = Path(__file__).resolve().parents[2] / "web"
 """The page's files (served as they are: no build step)."""
@@ -166,11 +170,6 @@ class ApiError(Exception):
 
 def _error(code: str, message: str, action_id: str | None = None) -> bytes:
     return protocol.encode(Error(code, message, action_id))
-
-
-def _address(request: Request) -> str:
-    """The client's address as the server sees it (behind a trusted proxy, the one it names)."""
-    return request.client.host if request.client else "?"
 
 
 BODY_SECONDS: Final = 30.0
@@ -402,6 +401,7 @@ def create_app(
         else:
             limits = MemoryLimits()
     shared: Limits = limits
+    new_rooms = Rate("rooms", rooms_per_minute)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -436,7 +436,7 @@ def create_app(
         gc.freeze()
         state["hub"] = hub
         app.state.hub = hub
-        state["players"] = app.state.players = PlayersApi(hub, shared)
+        state["players"] = app.state.players = PlayersApi(hub, shared, rooms=new_rooms)
         state["players"].room_info_elsewhere = (
             lambda exc: _relayed(exc, "info", {"room": exc.room_id}))
         try:
@@ -545,10 +545,8 @@ def create_app(
             ],
         }
 
-    new_rooms = Rate("rooms", rooms_per_minute)
-
     async def check_room_limit(request: Request) -> None:
-        address = _address(request)
+        address = client_address(request)
         wait = await shared.take(new_rooms, address)
         if wait:
             raise ApiError(429, f"too many new rooms from one address: at most "
@@ -565,6 +563,11 @@ def create_app(
             raise ApiError(400, str(exc)) from None
         if not 2 <= data.seats <= 8:
             raise ApiError(400, f"seats must be 2 to 8, not {data.seats}")
+        if data.public:
+            try:
+                await players().listing.check(client_address(request))
+            except ListingRefused as exc:
+                raise ApiError(429, str(exc)) from None
         return await _open_room(request, {"rules": rules.to_spec(), "seats": data.seats,
                                           "fair_races": data.fair_races}, data.name,
                                 data.public)
@@ -593,7 +596,7 @@ def create_app(
         else:
             room_id, code = made["room"], made["code"]
         if public:
-            await players().list_room(room_id)
+            await players().list_room(room_id, client_address(request))
         out: dict[str, Any] = {"room": room_id, "code": code, "url": room_url(request, code)}
         if name is not None:
             if room is not None:
@@ -620,7 +623,7 @@ def create_app(
     async def _join(request: Request, room: LiveRoom, name: str,
                     spectator: bool) -> dict[str, Any]:
         return await _tie(request, room.id,
-                          await _join_table(room, name, spectator, _address(request)))
+                          await _join_table(room, name, spectator, client_address(request)))
 
     async def _join_table(room: LiveRoom, name: str, spectator: bool,
                           address: str | None) -> dict[str, Any]:
@@ -658,7 +661,8 @@ def create_app(
         except Exception:  # the seat stands without a profile (unrated), not a failed join
             log.exception("room %s: could not tie %s to a player", room_id, out["player"])
         else:
-            out["profile"] = profile.id
+            if profile is not None:
+                out["profile"] = profile.id
             if identity is not None:
                 out["identity"] = identity
         return out
@@ -685,7 +689,7 @@ def create_app(
             elsewhere = exc
             room_id = exc.room_id
         data: JoinRoom = await body(request, JoinRoom)
-        address = _address(request)
+        address = client_address(request)
         with contextlib.suppress(protocol.ProtocolError):  # a bad name is refused by the join
             looks = protocol.name_skeleton(protocol.clean_name(data.name))
             wait = max(await shared.barred(f"{room_id} address {address}"),
@@ -706,7 +710,7 @@ def create_app(
         """Another process owns the room: it seats the person; the identity is tied here."""
         seated = await _relayed(owned, "join", {"room": owned.room_id, "name": name,
                                                 "spectator": spectator,
-                                                "address": _address(request)})
+                                                "address": client_address(request)})
         return await _tie(request, owned.room_id, dict(seated))
 
     async def _relayed(exc: OwnedElsewhere, op: str, args: dict[str, Any]) -> Any:
@@ -813,13 +817,8 @@ def create_app(
 
     async def _uploaded(request: Request) -> replay.ReplayFile:
         raw = await read_body(request, MAX_REPLAY_BYTES, "a replay file")
-        # Reading and checking two megabytes is half a second of work: off the event loop,
-        # and one upload at a time, as playing one through is.
-        async with frames_lock:
-            try:
-                file = await asyncio.to_thread(replay.loads, raw)
-            except ReplayError as exc:
-                raise ApiError(400, str(exc)) from None
+        # Reading and checking two megabytes is half a second of work: as playing one through.
+        file = await _one_at_a_time(lambda: replay.loads(raw))
         if len(file.rounds) > MAX_REPLAY_ROUNDS:
             raise ApiError(413, f"a replay file may hold at most {MAX_REPLAY_ROUNDS} rounds "
                                 f"(this one has {len(file.rounds)})")
@@ -847,14 +846,17 @@ def create_app(
         return await _played_through(lambda: msgspec.json.encode(analyse(file).to_json()))
 
     async def _played_through(make: Callable[[], bytes]) -> Response:
-        # Playing a replay through is real work: off the event loop, so the tables keep their
-        # pace, and one at a time, so a queue of uploads costs one core, not every one.
+        return Response(await _one_at_a_time(make), media_type="application/json")
+
+    async def _one_at_a_time(work: Callable[[], T]) -> T:
+        # Reading or playing a replay through is real work: off the event loop, so the tables
+        # keep their pace, and one at a time, so a queue of uploads costs one core, not every
+        # one. A bad file is the client's 400.
         async with frames_lock:
             try:
-                out = await asyncio.to_thread(make)
+                return await asyncio.to_thread(work)
             except ReplayError as exc:
                 raise ApiError(400, str(exc)) from None
-        return Response(out, media_type="application/json")
 
     async def socket(scope: Scope, receive: Receive, send: Send) -> None:
         # The handshake goes through Starlette's WebSocket (headers, accept, refusals); once
@@ -866,7 +868,7 @@ def create_app(
                               allowed_origins):
             await ws.close(code=1008, reason="origin not allowed")
             return
-        address = ws.client.host if ws.client else "?"
+        address = client_address(ws)
         refusal = sockets.acquire(address)
         if refusal is not None:
             await _refuse(ws, refusal, 503)

@@ -3,11 +3,18 @@
 Passwords are hashed with argon2id (``argon2-cffi``'s defaults, rehashed when they change). A
 sign-in names the account and the password; a wrong name and a wrong password get the same
 answer (:class:`SignInRefused`), and an unknown name still costs one hash, so the answer's time
-tells nothing either. Sign-ins are rate-limited per client address by the caller
-(:mod:`nertz.server.players.routes`). Deleting an account deletes the player: profile, tokens,
-ratings, history rows, seats in rooms, their place in the quick-match queue; rated matches
-keep their seats' points with the name replaced by :data:`DELETED_NAME` (the replay files, like
-every room log, stay as they were made).
+tells nothing either. Sign-ups, sign-ins and password checks are rate-limited by the caller
+(:mod:`nertz.server.players.routes`).
+
+Hashing runs on threads of its own (:data:`HASH_THREADS`), never on the event loop nor on the
+default executor that the server's other off-loop work shares, and at most
+:data:`HASHES_WAITING` hashes may wait for them: past that the answer is a 503. A flood of
+passwords from many addresses takes at most those threads' CPU and queues nothing else.
+
+Deleting an account deletes the player: profile, tokens, ratings, history rows, seats in rooms,
+their place in the quick-match queue; rated matches keep their seats' points with the name
+replaced by :data:`DELETED_NAME` (the replay files, like every room log, stay as they were
+made).
 """
 
 from __future__ import annotations
@@ -15,7 +22,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from typing import Final
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Final, TypeVar
 
 import sqlalchemy as sa
 from argon2 import PasswordHasher
@@ -23,7 +33,13 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy.exc import IntegrityError
 
 from nertz.server import protocol
-from nertz.server.players.identity import Profile, profile_of
+from nertz.server.players.identity import (
+    Profile,
+    new_profile_id,
+    new_token,
+    profile_of,
+    token_hash,
+)
 from nertz.server.players.tables import (
     match_results,
     profile_tokens,
@@ -47,6 +63,29 @@ MAX_PASSWORD: Final = 256
 DELETED_NAME: Final = "deleted player"
 """What a deleted player is called in the matches they played."""
 
+HASH_THREADS: Final = 2
+"""Threads that hash passwords (argon2id takes tens of milliseconds of CPU each)."""
+
+HASHES_WAITING: Final = 32
+"""Hashes that may wait for a thread; one more is refused (503) rather than queued."""
+
+_hashing = ThreadPoolExecutor(HASH_THREADS, thread_name_prefix="nertz-argon2")
+_waiting = 0
+
+T = TypeVar("T")
+
+
+async def _off_loop(work: Callable[..., T], *args: str) -> T:
+    """Run a hash (or a check) on the hashing threads, or refuse when too many wait."""
+    global _waiting
+    if _waiting >= HASHES_WAITING:
+        raise AccountError(503, "the server is busy checking passwords: try again in a few "
+                                "seconds")
+    _waiting += 1
+    try:
+        return await asyncio.get_running_loop().run_in_executor(_hashing, work, *args)
+    finally:
+        _waiting -= 1
 
 
 @functools.cache
@@ -55,9 +94,12 @@ def _dummy_hash() -> str:
     return HASHER.hash("nertz: no such account")
 
 
+def _verify(stored: str, password: str) -> bool:
+    return HASHER.verify(stored or _dummy_hash(), password)
+
+
 async def _hash(password: str) -> str:
-    # Hashing costs tens of milliseconds of CPU by design: off the event loop.
-    return await asyncio.to_thread(HASHER.hash, password)
+    return await _off_loop(HASHER.hash, password)
 
 
 class AccountError(ValueError):
@@ -99,10 +141,7 @@ class Accounts:
         the name is taken (compared folded)."""
         if not profile.guest:
             raise AccountError(409, "you have an account already: sign out to make another")
-        try:
-            clean = protocol.clean_name(name)
-        except protocol.ProtocolError as exc:
-            raise AccountError(400, str(exc)) from None
+        clean = self._name(name)
         check_password(password)
         digest = await _hash(password)
         try:
@@ -113,6 +152,33 @@ class Accounts:
         except IntegrityError:
             raise AccountError(409, f"the account name {clean!r} is taken") from None
         return Profile(profile.id, clean, account_key(clean), profile.created_at)
+
+    async def new_account(self, name: str, password: str) -> tuple[Profile, str]:
+        """A new player who is an account from the start (a sign-up with no guest behind it),
+        and their identity token; nothing is made when the name is taken or bad."""
+        clean = self._name(name)
+        check_password(password)
+        digest = await _hash(password)
+        now = time.time()
+        profile = Profile(new_profile_id(), clean, account_key(clean), now)
+        token = new_token()
+        try:
+            async with self.db.transaction() as conn:
+                await conn.execute(profiles.insert().values(
+                    id=profile.id, name=clean, account=profile.account, password_hash=digest,
+                    created_at=now))
+                await conn.execute(profile_tokens.insert().values(
+                    token_hash=token_hash(token), profile_id=profile.id, created_at=now))
+        except IntegrityError:
+            raise AccountError(409, f"the account name {clean!r} is taken") from None
+        return profile, token
+
+    @staticmethod
+    def _name(name: str) -> str:
+        try:
+            return protocol.clean_name(name)
+        except protocol.ProtocolError as exc:
+            raise AccountError(400, str(exc)) from None
 
     async def sign_in(self, name: str, password: str) -> Profile:
         """The account's profile if the password is right; :class:`SignInRefused` otherwise
@@ -126,8 +192,7 @@ class Accounts:
                    ).first() if key else None
         stored = row.password_hash if row is not None else None
         try:
-            await asyncio.to_thread(HASHER.verify, stored or _dummy_hash(),
-                                    password[:MAX_PASSWORD])
+            await _off_loop(_verify, stored or "", password[:MAX_PASSWORD])
         except (VerificationError, InvalidHashError):
             raise SignInRefused() from None
         if row is None or stored is None:
@@ -139,8 +204,8 @@ class Accounts:
         return profile_of(row)
 
     async def change_password(self, profile: Profile, old: str, new: str) -> None:
-        """Change an account's password (the old one must be right); every other device's
-        identity token stays valid."""
+        """Change an account's password (the old one must be right). The caller signs the
+        other devices out."""
         if profile.guest or profile.account is None:
             raise AccountError(400, "a guest has no password: make an account first")
         await self.sign_in(profile.account, old)
@@ -176,5 +241,5 @@ class Accounts:
             await conn.execute(profiles.delete().where(profiles.c.id == pid))
 
 
-__all__ = ["DELETED_NAME", "MIN_PASSWORD", "AccountError", "Accounts", "SignInRefused",
-           "account_key", "check_password"]
+__all__ = ["DELETED_NAME", "HASHES_WAITING", "HASH_THREADS", "MIN_PASSWORD", "AccountError",
+           "Accounts", "SignInRefused", "account_key", "check_password"]

@@ -119,9 +119,11 @@ class History:
                 "seats": json.loads(row.seats)}
 
     async def record(self, match_id: str, room_id: str, data: dict[str, Any],
-                     seats: list[list[Sitter]]) -> bool:
+                     seats: list[list[Sitter]], known_seed: int | str | None = None) -> bool:
         """Rate a finished match (its replay file ``data``, ``seats``: who sat where); False
-        when it is not rated (no known player at the table, an empty seat, rated already)."""
+        when it is not rated (no known player at the table, an empty seat, rated already, or a
+        deal the players could know: duplicate deal, or ``known_seed``, the seed of a match
+        whose replay is public, dealt again)."""
         if not any(s.profile for seat in seats for s in seat):
             return False
         if len(seats) < 2 or any(not seat for seat in seats):
@@ -132,6 +134,12 @@ class History:
         file = replay.from_json(data)
         if len(file.players) != len(seats):
             return False
+        if file.rules.duplicate_deal:
+            # Later rounds deal each seat the hand another seat played in the open: a seat that
+            # kept the broadcasts knows its Nertz pile and much of its stock. Not a contest.
+            return False
+        if known_seed is not None and file.seed == known_seed:
+            return False  # that match's replay shows every card
         figs = await asyncio.to_thread(figures, data)
         fam = family(file.rules)
         preset = preset_name(file.rules)

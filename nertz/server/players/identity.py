@@ -64,6 +64,11 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
+def new_profile_id() -> str:
+    """A fresh public player id."""
+    return "p" + secrets.token_hex(8)
+
+
 def token_from(conn: HTTPConnection) -> str | None:
     """The identity token a request carries: ``Authorization: Bearer`` first, else the
     cookie; None if neither (or one too long to be ours)."""
@@ -111,7 +116,7 @@ class Identities:
     async def guest(self, name: str) -> tuple[Profile, str]:
         """A new guest called ``name``, and their identity token (shown once)."""
         now = time.time()
-        profile = Profile("p" + secrets.token_hex(8), name, None, now)
+        profile = Profile(new_profile_id(), name, None, now)
         token = new_token()
         async with self.db.transaction() as conn:
             await conn.execute(profiles.insert().values(
@@ -127,6 +132,27 @@ class Identities:
             await conn.execute(profile_tokens.insert().values(
                 token_hash=token_hash(token), profile_id=profile_id, created_at=time.time()))
         return token
+
+    async def replace_tokens(self, profile_id: str) -> str:
+        """Forget every identity token of a player and issue one new one: at sign-up, so a
+        guest token someone else may hold (planted, or copied off a shared machine) does not
+        become a key to the account."""
+        token = new_token()
+        async with self.db.transaction() as conn:
+            await conn.execute(profile_tokens.delete()
+                               .where(profile_tokens.c.profile_id == profile_id))
+            await conn.execute(profile_tokens.insert().values(
+                token_hash=token_hash(token), profile_id=profile_id, created_at=time.time()))
+        return token
+
+    async def revoke_others(self, profile_id: str, keep: str | None) -> None:
+        """Forget every identity token of a player but ``keep`` (this device's): a password
+        change signs every other device out."""
+        query = profile_tokens.delete().where(profile_tokens.c.profile_id == profile_id)
+        if keep is not None:
+            query = query.where(profile_tokens.c.token_hash != token_hash(keep))
+        async with self.db.transaction() as conn:
+            await conn.execute(query)
 
     async def revoke(self, token: str) -> None:
         """Forget one identity token (signing out on this device)."""
@@ -158,5 +184,5 @@ class Identities:
             return {r.room_player: r.profile_id for r in result}
 
 
-__all__ = ["COOKIE", "COOKIE_SECONDS", "Identities", "Profile", "new_token", "profile_of",
-           "token_from", "token_hash"]
+__all__ = ["COOKIE", "COOKIE_SECONDS", "Identities", "Profile", "new_profile_id", "new_token",
+           "profile_of", "token_from", "token_hash"]

@@ -162,17 +162,18 @@ ROUTES: Final[dict[str, dict[str, Any]]] = {
     "me": {"responses": {200: _answer("who the server takes you for (player null: nobody "
                                       "yet), and your ratings", ME)}},
     "sign_up": {"responses": {200: _answer("your identity, now an account", SIGNED_IN),
-                              **_errors(400, 409, 413)},
+                              **_errors(400, 409, 413, 429, 503)},
                 **_body(CREDENTIALS, "the account name and password (8 to 256 characters)")},
     "sign_in": {"responses": {200: _answer("the account's identity, for this device",
-                                           SIGNED_IN), **_errors(400, 401, 413, 429)},
+                                           SIGNED_IN), **_errors(400, 401, 413, 429, 503)},
                 **_body(CREDENTIALS, "the account name and password")},
     "sign_out": {"responses": {200: _answer("this device's identity forgotten", OK)}},
     "change_password": {"responses": {200: _answer("the password changed", OK),
-                                      **_errors(400, 401, 413)},
+                                      **_errors(400, 401, 413, 429, 503)},
                         **_body(PASSWORD_CHANGE, "the old password and the new")},
     "delete_account": {"responses": {200: _answer("the player and their personal data "
-                                                  "deleted", OK), **_errors(400, 401, 413)},
+                                                  "deleted", OK),
+                                   **_errors(400, 401, 413, 429, 503)},
                        **_body(DELETE_ACCOUNT, "an account's password", required=False)},
     "export": {"responses": {200: _answer("every rated match of yours, your ratings and "
                                           "figures", {"type": "object"}), **_errors(401)}},
@@ -193,7 +194,7 @@ ROUTES: Final[dict[str, dict[str, Any]]] = {
                 "room", "code", "preset", "family", "seats", "listed_at", "phase", "seated",
                 "url"]}}}})}},
     "quick_enter": {"responses": {200: _answer("where your ask stands", QUICK_STATUS),
-                                  **_errors(400, 401, 413)},
+                                  **_errors(400, 401, 413, 429)},
                     **_body(QUICK, "the preset, seat count and wait for people",
                             required=False)},
     "quick_status": {"responses": {200: _answer("where your ask stands (matched: your seat, "

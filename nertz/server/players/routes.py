@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse, Response
 
 from nertz.rules import PRESETS, Rules
 from nertz.server import protocol
-from nertz.server.limits import Limits, Rate
+from nertz.server.limits import Limits, Rate, client_address
 from nertz.server.players.accounts import AccountError, Accounts
 from nertz.server.players.history import History, Sitter
 from nertz.server.players.identity import (
@@ -51,6 +51,21 @@ SIGNINS_PER_MINUTE: Final = 10
 SIGNINS: Final = Rate("signins", SIGNINS_PER_MINUTE)
 """The sign-in limit, kept in the service's shared :class:`Limits` (Redis with several
 processes), so a guesser cannot spread attempts over the processes."""
+
+SIGNUPS: Final = Rate("signups", 5)
+"""Accounts one client address may make a minute (after a burst of as many): each costs a
+password hash and a row for good."""
+
+PASSWORD_CHECKS: Final = Rate("password_checks", 10)
+"""Password changes and deletions one player may ask for a minute, wherever they ask from:
+someone holding a player's identity token cannot guess the password faster than a sign-in."""
+
+UNLIMITED_ROOMS: Final = Rate("rooms", 0)
+"""No limit on the rooms an address creates (nor, then, on the guests it makes)."""
+
+GUESTS_PER_ROOM: Final = 3
+"""New guest players one address may make a minute, per room it may create a minute (60 with
+the default 20 rooms): every guest is a row for good."""
 
 MAX_BODY: Final = 4096
 """The largest body a players' route reads."""
@@ -96,7 +111,8 @@ RoomInfoElsewhere = Callable[["OwnedElsewhere"], Awaitable[dict[str, Any]]]
 class PlayersApi:
     """Everything about players, over the store's database and the hub's rooms."""
 
-    def __init__(self, hub: Hub, limits: Limits, signins: Rate = SIGNINS) -> None:
+    def __init__(self, hub: Hub, limits: Limits, signins: Rate = SIGNINS,
+                 rooms: Rate = UNLIMITED_ROOMS) -> None:
         db = hub.store
         self.hub = hub
         self.identities = Identities(db)
@@ -106,21 +122,40 @@ class PlayersApi:
         self.listing = Listing(db, hub.rooms.get)
         self.limits = limits
         self.signins = signins
+        self.rooms = rooms
+        """The rooms an address may create: a quick-match ask may make one."""
+        self.guests = Rate("guests", GUESTS_PER_ROOM * rooms.per_minute)
+        """The guests an address may make (none when rooms are not limited)."""
         self.room_info_elsewhere: RoomInfoElsewhere | None = None
         """Asks the process that owns a room for its lobby (set by a multi-process server)."""
         hub.store.match_listeners.append(self.match_saved)
 
     # ------------------------------------------------------------------ hooks
 
+    async def new_guest(self, request: Request, name: str) -> tuple[Profile, str] | int:
+        """A new guest for the request's address, with their identity token; or, when the
+        address has made too many a minute, the seconds until it may make another."""
+        wait = await self.limits.take(self.guests, client_address(request))
+        if wait:
+            return wait
+        return await self.identities.guest(name)
+
     async def joined(self, request: Request, room_id: str, room_player: str,
-                     name: str) -> tuple[Profile, str | None]:
+                     name: str) -> tuple[Profile | None, str | None]:
         """Someone joined a room through the API: tie the room's player to who the request
         says they are (its identity token), making them a guest if it names nobody; the
-        profile and the new guest's token (None for a known player)."""
+        profile and the new guest's token (None for a known player). (None, None) when the
+        request names nobody and its address has made too many guests: the seat stands,
+        tied to no player (its matches are not rated)."""
         profile = await self.identities.find(token_from(request))
         token = None
         if profile is None:
-            profile, token = await self.identities.guest(name)
+            made = await self.new_guest(request, name)
+            if isinstance(made, int):
+                log.warning("room %s: %s made too many guests; seat %s is tied to nobody",
+                            room_id, client_address(request), room_player)
+                return None, None
+            profile, token = made
         elif profile.guest and profile.name != name:
             await self.identities.rename(profile.id, name)
         await self.identities.seat(room_id, room_player, profile.id)
@@ -139,20 +174,14 @@ class PlayersApi:
         room = self.hub.rooms.get(room_id)
         if room is None:
             return
-        table = room.table
-        if table.rules.duplicate_deal:
-            # Later rounds deal each seat the hand another seat played in the open: a seat that
-            # kept the broadcasts knows its Nertz pile and much of its stock. Not a contest.
-            return
-        if table.same_deal is not None and data.get("seed") == table.same_deal[1]:
-            # A finished match's deal again, and that match's replay shows every card.
-            return
+        same = room.table.same_deal
         members = await self.identities.members(room_id)
-        await self.history.record(match_id, room_id, data, self.seating(room, members))
+        await self.history.record(match_id, room_id, data, self.seating(room, members),
+                                  known_seed=None if same is None else same[1])
 
-    async def list_room(self, room_id: str) -> None:
-        """List a new room publicly (its creator asked for it)."""
-        await self.listing.add(room_id)
+    async def list_room(self, room_id: str, address: str) -> None:
+        """List a new room publicly (its creator, at ``address``, asked for it)."""
+        await self.listing.add(room_id, address)
 
     @staticmethod
     def set_cookie(request: Request, response: Response, token: str | None) -> None:
@@ -194,30 +223,36 @@ class PlayersApi:
             return {"player": profile.to_json(),
                     "ratings": await get().history.ratings_of(profile.id)}
 
+        async def limited(rate: Rate, key: str, what: str) -> None:
+            wait = await get().limits.take(rate, key)
+            if wait:
+                raise error(429, f"too many {what}: try again in {wait} s",
+                            {"Retry-After": str(wait)})
+
+        async def password_checked(profile: Profile) -> None:
+            # Keyed by the player: whoever holds their token, from however many addresses.
+            await limited(PASSWORD_CHECKS, profile.id, "password checks for this player")
+
         @api.post("/api/account/signup", **API["sign_up"])
         async def sign_up(request: Request) -> JSONResponse:
+            await limited(SIGNUPS, client_address(request), "new accounts from one address")
             data: Credentials = await body(request, Credentials)
-            token = token_from(request)
-            profile = await get().identities.find(token)
+            profile = await get().identities.find(token_from(request))
             try:
-                if profile is None or token is None:
-                    # Nobody yet: a guest made on the spot becomes the account.
-                    clean = protocol.clean_name(data.name)
-                    profile, token = await get().identities.guest(clean)
-                profile = await get().accounts.sign_up(profile, data.name, data.password)
+                if profile is None:
+                    # Nobody yet: an account from the start (nothing left behind if refused).
+                    profile, token = await get().accounts.new_account(data.name, data.password)
+                else:
+                    profile = await get().accounts.sign_up(profile, data.name, data.password)
+                    # The guest's token may be known elsewhere: the account gets a new one.
+                    token = await get().identities.replace_tokens(profile.id)
             except AccountError as exc:
                 raise error(exc.status, exc.message) from None
-            except protocol.ProtocolError as exc:
-                raise error(400, str(exc)) from None
             return signed_in(request, profile, token)
 
         @api.post("/api/account/signin", **API["sign_in"])
         async def sign_in(request: Request) -> JSONResponse:
-            address = request.client.host if request.client else "?"
-            wait = await get().limits.take(get().signins, address)
-            if wait:
-                raise error(429, f"too many sign-ins from one address: try again in "
-                                     f"{wait} s", {"Retry-After": str(wait)})
+            await limited(get().signins, client_address(request), "sign-ins from one address")
             data: Credentials = await body(request, Credentials)
             try:
                 profile = await get().accounts.sign_in(data.name, data.password)
@@ -238,10 +273,12 @@ class PlayersApi:
         async def change_password(request: Request) -> dict[str, Any]:
             data: PasswordChange = await body(request, PasswordChange)
             profile = await me_or_401(request)
+            await password_checked(profile)
             try:
                 await get().accounts.change_password(profile, data.old, data.new)
             except AccountError as exc:
                 raise error(exc.status, exc.message) from None
+            await get().identities.revoke_others(profile.id, token_from(request))
             return {"ok": True}
 
         @api.post("/api/account/delete", **API["delete_account"])
@@ -249,6 +286,7 @@ class PlayersApi:
             data: DeleteAccount = await body(request, DeleteAccount)
             profile = await me_or_401(request)
             if not profile.guest and profile.account is not None:
+                await password_checked(profile)
                 try:
                     await get().accounts.sign_in(profile.account, data.password or "")
                 except AccountError as exc:
@@ -346,17 +384,22 @@ class PlayersApi:
             data: QuickAsk = await body(request, QuickAsk)
             if data.rules not in PRESETS:
                 raise error(400, f"no preset {data.rules!r}: one of {', '.join(sorted(PRESETS))}")
-            token = token_from(request)
-            profile = await get().identities.find(token)
+            profile = await get().identities.find(token_from(request))
             new = None
+            if profile is None and data.name is None:
+                raise error(401, "the server does not know you: give a name to play as a "
+                                 "guest, or sign in")
+            # A quick-match ask may make a room: it counts against the address's rooms.
+            await limited(get().rooms, client_address(request), "new rooms from one address")
             if profile is None:
-                if data.name is None:
-                    raise error(401, "the server does not know you: give a name to play as "
-                                     "a guest, or sign in")
                 try:
-                    profile, new = await get().identities.guest(protocol.clean_name(data.name))
+                    made = await get().new_guest(request, protocol.clean_name(data.name or ""))
                 except protocol.ProtocolError as exc:
                     raise error(400, str(exc)) from None
+                if isinstance(made, int):
+                    raise error(429, f"too many new players from one address: try again in "
+                                     f"{made} s", {"Retry-After": str(made)})
+                profile, new = made
             skill = (await get().history.skills([profile.id], family(PRESETS[data.rules])))
             try:
                 await get().quick.enter(profile, data.rules, data.seats, data.bots_after,
@@ -395,5 +438,6 @@ class PlayersApi:
         return status
 
 
-__all__ = ["SIGNINS", "SIGNINS_PER_MINUTE", "DeleteAccount", "PasswordChange", "PlayersApi",
+__all__ = ["GUESTS_PER_ROOM", "PASSWORD_CHECKS", "SIGNINS", "SIGNINS_PER_MINUTE", "SIGNUPS",
+           "DeleteAccount", "PasswordChange", "PlayersApi",
            "QuickAsk"]

@@ -116,7 +116,9 @@ public_rooms = sa.Table(
     metadata,
     sa.Column("room_id", sa.String(32), primary_key=True),
     sa.Column("listed_at", sa.Float, nullable=False),
+    sa.Column("lister", sa.String(64), nullable=True),
     sa.Index("public_rooms_listed", "listed_at"),
+    sa.Index("public_rooms_lister", "lister"),
 )
 """Rooms their creator asked to list (``GET /api/rooms``); every other room is reached only
 by its link or code."""
