@@ -37,6 +37,7 @@ from nertz.rules import Rules
 from nertz.scoring import RoundScore, SeatScore
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import Ack, Rejected
+from nertz.server.room.phase import Phase
 from nertz.server.room.races import Flag, ReactionWatch
 
 if TYPE_CHECKING:
@@ -103,8 +104,6 @@ def capture(table: Table) -> dict[str, Any]:
 
 def restore(table: Table, state: dict[str, Any]) -> None:
     """Put a :func:`capture` back on a fresh table (the entries after it follow)."""
-    from nertz.server.room.table import Phase
-
     table.rules = Rules.from_spec(state["rules"])
     table.lobby.seats = int(state["seats"])
     table.lobby.teams = table.rules.teams

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import enum
 import hashlib
 import logging
 import secrets
@@ -72,6 +71,7 @@ from nertz.server.room.messages import (
     table_json,
     tableau_json,
 )
+from nertz.server.room.phase import Phase
 from nertz.server.room.races import (
     CAP_MS,
     SLACK_MS,
@@ -95,21 +95,6 @@ log = logging.getLogger("nertz.table")
 def _fraction(value: float) -> float:
     """A pointer coordinate kept to 0..1 (anything else, NaN included, to the nearest end)."""
     return round(min(1.0, max(0.0, value)), 3) if value == value else 0.0
-
-
-class Phase(enum.StrEnum):
-    """Where a room is: its lobby, a round's countdown, play, between rounds, after a match."""
-
-    LOBBY = "lobby"
-    COUNTDOWN = "countdown"
-    PLAYING = "playing"
-    ROUND_OVER = "round_over"
-    MATCH_OVER = "match_over"
-
-    @property
-    def between_matches(self) -> bool:
-        """Seats, readiness and kicks change only here."""
-        return self in (Phase.LOBBY, Phase.MATCH_OVER)
 
 
 Emit = Callable[[Effects], None]
