@@ -41,7 +41,7 @@ from nertz.server.room.phase import Phase
 from nertz.server.room.races import Flag, ReactionWatch
 
 if TYPE_CHECKING:
-    from nertz.server.room.table import Table
+    from nertz.server.room.core import TableCore
 
 FORMAT: Final = 1
 """The snapshot's form: a rebuild reads only snapshots of this form (others: the whole log)."""
@@ -74,7 +74,7 @@ _SEAT_SCORE: Final = ("foundation_cards", "card_points", "nertz_left", "nertz_pe
 _ENDINGS: Final = frozenset(e.value for e in Ended)
 
 
-def capture(table: Table) -> dict[str, Any]:
+def capture(table: TableCore) -> dict[str, Any]:
     """The table's state as JSON values, taken just before a deal's entry is applied."""
     match = table.match
     last = None
@@ -102,7 +102,7 @@ def capture(table: Table) -> dict[str, Any]:
     }
 
 
-def restore(table: Table, state: dict[str, Any]) -> None:
+def restore(table: TableCore, state: dict[str, Any]) -> None:
     """Put a :func:`capture` back on a fresh table (the entries after it follow)."""
     table.rules = Rules.from_spec(state["rules"])
     table.lobby.seats = int(state["seats"])

@@ -31,18 +31,16 @@ from typing import Any
 import msgspec
 
 from nertz.cards import Card
-from nertz.engine import Round
 from nertz.errors import IllegalMoveError, LostRace, NotationError, race_lost
 from nertz.events import CardsMoved, Ended, Event, StuckDeclared
-from nertz.match import Match, RoundResult
+from nertz.match import Match
 from nertz.moves import OP_CALL, OP_TO_FOUNDATION, OP_TO_WORK, STUCK, STUCK_NERTZ, Move
 from nertz.replay import Race, Recorder
 from nertz.rules import Rules
 from nertz.server import protocol
 from nertz.server.room import lobby as seating
-from nertz.server.room.archive import MatchArchive
-from nertz.server.room.clock import Clock
-from nertz.server.room.lobby import MOVES_PER_SECOND, Lobby, Player, bot_name, token_hash
+from nertz.server.room.core import Emit, TableCore
+from nertz.server.room.lobby import MOVES_PER_SECOND, Player, bot_name, token_hash
 from nertz.server.room.messages import (
     EVERYONE,
     PASSING,
@@ -76,8 +74,6 @@ from nertz.server.room.races import (
     CAP_MS,
     SLACK_MS,
     Flag,
-    HoldStats,
-    ReactionWatch,
     Reply,
     Waiting,
     compensation,
@@ -97,109 +93,11 @@ def _fraction(value: float) -> float:
     return round(min(1.0, max(0.0, value)), 3) if value == value else 0.0
 
 
-Emit = Callable[[Effects], None]
-"""Where the effects of clock-driven changes go (the room's fan-out)."""
-
-
-class Table:
+class Table(TableCore):
     """The owner of one room. Build with :meth:`create` or :meth:`restore`."""
 
-    def __init__(
-        self, store: Store, room_id: str, code: str, rules: Rules, seats: int
-    ) -> None:
-        self.store = store
-        self.id = room_id
-        self.code = code
-        self.rules = rules
-        self.lobby = Lobby(seats, rules.teams)
-        self.phase = Phase.LOBBY
-        self.match: Match | None = None
-        self.round: Round | None = None
-        self.recorder: Recorder | None = None
-        self.match_id: str | None = None
-        self.match_number = 0
-        self.last_result: RoundResult | None = None
-        self.archive = MatchArchive(store, room_id)
-        self.clock = Clock(room_id)
-        self.seq = 0
-        """The next log entry's number."""
-        self.snapshot_seq = 0
-        """Where a rebuild starts reading the log: the entry the newest snapshot comes before."""
-        self.snapshot_every = SNAPSHOT_EVERY
-        """A deal stores a snapshot once this many entries were logged since the last one."""
-        self.version = 0
-        """The last broadcast's number."""
-        self.last_t = 0
-        self.countdown_ms = 0
-        self.broken = False
-        self.closed = False
-        self.epoch: int | None = None
-        """The lease epoch this process owns the room under (many processes), stamped on every
-        append so that the store refuses them once a newer owner has taken the room."""
-        self.deal_seed: int | None = None
-        """Set by ``nertz serve --deal-seed``: matches are dealt from it, not at random."""
-        self.same_deal: tuple[str, int | str] | None = None
-        """A "same deal" room: the finished match (id, seed) whose cards its first match deals."""
-        self.on_bot: Callable[[Player], None] | None = None
-        """Called with each bot the host seats (the room starts its driver)."""
-        self._emit: Emit | None = None
-        self._unsent: list[Effects] = []
-        self._fx: Effects | None = None
-        self._futs: list[asyncio.Future[Any]] = []
-        self._pending: set[asyncio.Future[Any]] = set()
-        self._vacancy_timer: asyncio.TimerHandle | None = None
-        self._host_timer: asyncio.TimerHandle | None = None
-        self._replaying = False
-        self.fair_option: bool | None = None
-        """Latency-fair races: on, off, or None (the default: on while a person is seated)."""
-        self.hold_stats = HoldStats()
-        self.watch = ReactionWatch()
-        self.flags: list[Flag] = []
-        """People of the current match marked as playing beyond any person."""
-        self._waiting: dict[int, deque[Waiting]] = {}
-        self._wait_seq = 0
-        self._wait_timer: asyncio.TimerHandle | None = None
-        self._drained: list[asyncio.Future[None]] = []
-        self._heard: dict[str, float] = {}
-        """Each player's latest command's estimated send time (wall ms)."""
-        self._step_sent: dict[int, tuple[int, float]] = {}
-        """Each foundation's last step: (seat, estimated send time in wall ms)."""
-        self._rules_json: tuple[Rules, str | dict[str, Any], dict[str, Any]] | None = None
-        """The rules the lobby shows, with their spec and options: worked out once (finding
-        the shortest spec compares every preset), not at every lobby broadcast."""
-
-    # ------------------------------------------------------------------ lobby facts
-
-    @property
-    def players(self) -> dict[str, Player]:
-        """Everyone in the room, by id."""
-        return self.lobby.players
-
-    @property
-    def host(self) -> str | None:
-        """The host's player id."""
-        return self.lobby.host
-
-    @property
-    def seats(self) -> int:
-        """How many seats the room has."""
-        return self.lobby.seats
-
-    def seat_player(self, seat: int, hand: int = 0) -> Player | None:
-        """Who sits at ``seat`` (the partner ``hand`` under teams)."""
-        return self.lobby.seat_player(seat, hand)
-
-    def hand_of(self, player: Player) -> int | None:
-        """Which half of its seat ``player`` plays (see :meth:`Lobby.hand_of`)."""
-        return self.lobby.hand_of(player)
-
-    def player_for_token(self, token: str) -> Player | None:
-        """The person this token belongs to (the server decides who a client is)."""
-        return self.lobby.player_for_token(token)
-
-    def now_t(self) -> int:
-        """Milliseconds since the round began, on the server's clock."""
-        return self.clock.now_t()
+    snapshot_every: int = SNAPSHOT_EVERY
+    """A deal stores a snapshot once this many entries were logged since the last one."""
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -1102,16 +1000,6 @@ class Table:
                                        median, cv).to_json())
                 self._broadcast_lobby()
         self._after_change()
-
-    # ------------------------------------------------------------------ fair races
-
-    @property
-    def fair_races(self) -> bool:
-        """Whether races are ordered by when plays were sent: the room's option, or by default
-        while any seat holds a person (rooms of bots alone race by arrival)."""
-        if self.fair_option is not None:
-            return self.fair_option
-        return any(p.bot is None and p.seat is not None for p in self.players.values())
 
     def _needs_order(self, seat: int, text: str) -> bool:
         """Whether a move must wait its turn by send time: a foundation play another seat could
