@@ -2,7 +2,7 @@
 
 A room's log grows with every move of every match it plays, and a table is rebuilt from it on
 every failover and reload. So at the deal of a round (the ``start`` of a match, the ``next``
-round), once :attr:`~nertz.server.room.table.Table.snapshot_every` entries have been logged
+round), once :attr:`~nertz.server.room.log.TableLog.snapshot_every` entries have been logged
 since the last snapshot, the table stores with that deal's entry a snapshot of its state just
 before it: :func:`capture`. A rebuild (:meth:`nertz.server.store.Store.load_room`) loads the
 newest snapshot and the entries from that deal on, and :func:`restore` puts the state back.
