@@ -127,7 +127,8 @@ class TableLog(TableCore):
             raise CommandError("unavailable", "this table is being restored; try again")
 
     def _apply(self, kind: str, data: dict[str, Any]) -> tuple[Event, ...]:
-        """Change the table by one log entry; shared by live play and rebuilding."""
+        """Change the table by one log entry (its kind's ``_on_<kind>`` method:
+        :mod:`nertz.server.room.entries`); shared by live play and rebuilding."""
         handler = getattr(self, f"_on_{kind}", None)
         if handler is None:
             raise ValueError(f"unknown log entry {kind!r}")
