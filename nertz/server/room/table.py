@@ -37,16 +37,14 @@ from nertz.rules import Rules
 from nertz.server import protocol
 from nertz.server.room.core import Emit
 from nertz.server.room.entries import Entries
+from nertz.server.room.gestures import Gestures
 from nertz.server.room.lobby import Player, bot_name, token_hash
 from nertz.server.room.messages import (
-    PASSING,
     SENDER,
     Ack,
     CommandError,
     Effects,
-    Emoted,
     Kicked,
-    PointerMoved,
     Pong,
     RaceWon,
     Rejected,
@@ -68,17 +66,11 @@ from nertz.server.room.races import (
 from nertz.server.room.snapshot import FORMAT as SNAPSHOT_FORMAT
 from nertz.server.room.snapshot import restore as restore_state
 from nertz.server.store import LogEntry, Snapshot, Store, StoreError
-from nertz.views import tableau_view
 
 log = logging.getLogger("nertz.table")
 
 
-def _fraction(value: float) -> float:
-    """A pointer coordinate kept to 0..1 (anything else, NaN included, to the nearest end)."""
-    return round(min(1.0, max(0.0, value)), 3) if value == value else 0.0
-
-
-class Table(People, Entries):
+class Table(People, Gestures, Entries):
     """The owner of one room. Build with :meth:`create` or :meth:`restore`."""
 
     # ------------------------------------------------------------------ lifecycle
@@ -253,53 +245,6 @@ class Table(People, Entries):
             raise CommandError("bad_message", f"{type(msg).__name__.lower()} is not a command "
                                               "for the table")
 
-
-    # ------------------------------------------------------------------ pointers and emotes
-
-    def _pointer(self, player: Player, msg: protocol.Pointer) -> None:
-        """Pass a seated player's drag on to the room: at most
-        :data:`~nertz.server.room.lobby.POINTERS_PER_SECOND` a second (more are dropped, no
-        error: the next one says where it is), while a round is played, and with its card only
-        when that card is face up to everyone on the player's pile now."""
-        rnd = self.round
-        seat = player.seat
-        if seat is None or rnd is None or self.phase is not Phase.PLAYING or rnd.ended:
-            return
-        if msg.at is None:
-            # One end per drag passed on, so the others' copy of it goes; never more.
-            if player.pointing:
-                player.pointing = False
-                self._send(PASSING, PointerMoved(seat, player.id))
-            return
-        if not player.pointers.take(time.monotonic()):
-            return
-        card = msg.card if self._face_up(seat, msg.src, msg.card) else None
-        player.pointing = True
-        self._send(PASSING, PointerMoved(seat, player.id, msg.at, _fraction(msg.x),
-                                         _fraction(msg.y), card,
-                                         msg.src if card is not None else None))
-
-    def _face_up(self, seat: int, src: str | None, card: str | None) -> bool:
-        """Whether ``card`` lies face up on seat ``seat``'s pile ``src`` now: in its public
-        view (:func:`nertz.views.tableau_view`), the only cards a pointer may show."""
-        if self.round is None or src is None or card is None:
-            return False
-        tv = tableau_view(self.round, seat)
-        if src == "N":
-            return tv.nertz_top is not None and str(tv.nertz_top) == card
-        if src == "W":
-            return tv.waste_top is not None and str(tv.waste_top) == card
-        k = int(src) - 1
-        return 0 <= k < len(tv.work_up) and card in (str(c) for c in tv.work_up[k])
-
-    def _emote(self, player: Player, emote: str) -> None:
-        """A seated player's quick reaction, to everyone; a burst of
-        :data:`~nertz.server.room.lobby.EMOTE_BURST`, then one every two seconds."""
-        if player.seat is None:
-            raise CommandError("not_seated", "only a seated player can send a reaction")
-        if not player.emotes.take(time.monotonic()):
-            raise CommandError("too_fast", "too many reactions: one every 2 seconds")
-        self._send(PASSING, Emoted(player.seat, player.id, emote))
 
 
     # ------------------------------------------------------------------ host commands
