@@ -16,8 +16,9 @@ from nertz.events import Ended
 from nertz.server import protocol
 from nertz.server.room import entries as entries_module
 from nertz.server.room import lobby as lobby_module
+from nertz.server.room.lobby import Player
 from nertz.server.room.messages import Effects, Update
-from nertz.server.room.table import Player, Table
+from nertz.server.room.table import Table
 from nertz.server.store import Store
 from nertz.state import Layout
 
