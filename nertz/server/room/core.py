@@ -1,11 +1,12 @@
 """What one room's table holds: the state its log builds, and the facts read from it.
 
-Every part of the table (:mod:`nertz.server.room.table` assembles them) works on this one
+Every part of the table (:mod:`nertz.server.room.table` puts them together) works on this one
 state: the lobby, the phase, the match and round being played with their replay recorder, the
 room's clock and finished matches, the automation watch and flags, the plays waiting their
-turn, and the log's own numbers (the next entry, the last broadcast). Only applying log entries
-(:mod:`nertz.server.room.entries`) changes what the log records; a snapshot
-(:mod:`nertz.server.room.snapshot`) captures that and puts it back.
+turn, and the log's own numbers (the next entry, the last broadcast). What the log records
+changes only by applying its entries (:mod:`nertz.server.room.entries`), and a snapshot
+(:mod:`nertz.server.room.snapshot`) captures it and puts it back; the rest (sockets, timers,
+plays waiting their turn) is this process's own.
 """
 
 from __future__ import annotations
