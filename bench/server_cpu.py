@@ -65,8 +65,9 @@ from nertz.server.limits import TokenBucket  # noqa: E402
 from nertz.server.live import LiveRoom  # noqa: E402
 from nertz.server.room.lobby import Player  # noqa: E402
 from nertz.server.room.messages import Ack, Stamp  # noqa: E402
+from nertz.server.room.phase import Phase  # noqa: E402
 from nertz.server.room.races import wall_ms  # noqa: E402
-from nertz.server.room.table import Phase, Table  # noqa: E402
+from nertz.server.room.table import Table  # noqa: E402
 from nertz.server.store import Store  # noqa: E402
 
 SEATS = 4

@@ -32,8 +32,9 @@ from nertz.server.cluster.node import Node
 from nertz.server.cluster.pipe import MOVED_CODE
 from nertz.server.limits import give_back_memory
 from nertz.server.live import LiveRoom
+from nertz.server.room.phase import Phase
 from nertz.server.room.snapshot import FORMAT as SNAPSHOT_FORMAT
-from nertz.server.room.table import Phase, Table
+from nertz.server.room.table import Table
 from nertz.server.store import WRITER_RETRY, Store, StoreBusy
 
 log = logging.getLogger("nertz.hub")

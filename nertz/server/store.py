@@ -3,7 +3,8 @@
 One schema on SQLite (the embedded default, a file in the user's data directory) and
 PostgreSQL, through SQLAlchemy's async engine; Alembic migrations are applied when the store
 opens. The log is the source of truth: a table is rebuilt, on any process, by replaying its log
-(:mod:`nertz.server.room.table`), from the room's newest snapshot on (:meth:`Store.load_room`,
+(:meth:`Table.restore <nertz.server.room.table.Table.restore>`, each entry applied by
+:mod:`nertz.server.room.entries`), from the room's newest snapshot on (:meth:`Store.load_room`,
 :mod:`nertz.server.room.snapshot`), so that a rebuild reads a bounded part of it.
 
 Appends are group-committed: every append waits for the commit that contains it, and a single

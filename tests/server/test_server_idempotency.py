@@ -19,8 +19,8 @@ from server_support import (
 from starlette.testclient import TestClient
 
 import nertz.server.edge.app as app_module
+import nertz.server.room.entries as entries_module
 import nertz.server.room.lobby as lobby_module
-import nertz.server.room.table as table_module
 from nertz.server.edge.app import create_app
 
 
@@ -72,7 +72,7 @@ def test_a_move_that_crosses_the_rounds_end_is_rejected(
     move, sent before it heard, is refused as too late, not answered with an error."""
     monkeypatch.setattr(FixedMatch, "LAYOUTS", [[layout("AH", "3C 4C 5C 6C"),
                                                  layout("KD", "3D 4D 5D 6D")]])
-    monkeypatch.setattr(table_module, "Match", FixedMatch)
+    monkeypatch.setattr(entries_module, "Match", FixedMatch)
     rules = {"preset": "pagat", "nertz_pile_size": 1, "call": "auto",
              "blocked_round_end": False}
     with two_players(client, rules) as (_ann, _bob, a, b):

@@ -21,7 +21,7 @@ from nertz.server.hub import Hub
 from nertz.server.live import LiveRoom
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import EVERYONE, CaughtUp, Effects, Pong, Send
-from nertz.server.room.table import Phase
+from nertz.server.room.phase import Phase
 from nertz.server.store import Store
 from nertz.views import view
 

@@ -22,8 +22,8 @@ from server_support import (
 )
 from starlette.testclient import TestClient
 
+import nertz.server.room.entries as entries_module
 import nertz.server.room.lobby as lobby
-import nertz.server.room.table as table_module
 from nertz.server.room.lobby import EMOTE_BURST
 
 
@@ -31,7 +31,7 @@ from nertz.server.room.lobby import EMOTE_BURST
 def race_deal(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Seat 0: KD under AH on its Nertz pile, 2H on its waste, 3C 4C 5C 6C on its work piles."""
     monkeypatch.setattr(FixedMatch, "LAYOUTS", [race_layouts()])
-    monkeypatch.setattr(table_module, "Match", FixedMatch)
+    monkeypatch.setattr(entries_module, "Match", FixedMatch)
     return RACE_RULES
 
 

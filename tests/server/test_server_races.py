@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from server_support import RACE_RULES, FixedMatch, layout, race_layouts, until_playing
 
-import nertz.server.room.table as table_module
+import nertz.server.room.entries as entries_module
 from nertz.replay import from_json
 from nertz.rules import Rules
 from nertz.server import protocol
@@ -103,7 +103,7 @@ def deals(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Rooms deal the layouts put in this list (the race's, unless a test changes them)."""
     layouts: list[Any] = [race_layouts()]
     monkeypatch.setattr(FixedMatch, "LAYOUTS", layouts)
-    monkeypatch.setattr(table_module, "Match", FixedMatch)
+    monkeypatch.setattr(entries_module, "Match", FixedMatch)
     return layouts
 
 

@@ -14,10 +14,11 @@ from server_support import FixedMatch, until_playing
 from nertz import replay
 from nertz.events import Ended
 from nertz.server import protocol
+from nertz.server.room import entries as entries_module
 from nertz.server.room import lobby as lobby_module
-from nertz.server.room import table as table_module
+from nertz.server.room.lobby import Player
 from nertz.server.room.messages import Effects, Update
-from nertz.server.room.table import Player, Table
+from nertz.server.room.table import Table
 from nertz.server.store import Store
 from nertz.state import Layout
 
@@ -45,7 +46,7 @@ async def seated(store: Store, monkeypatch: pytest.MonkeyPatch, layouts: list[La
     """A two-seat Fairy Fly table dealt ``layouts``, its round begun; every update it sends
     goes into ``heard``."""
     monkeypatch.setattr(FixedMatch, "LAYOUTS", [layouts])
-    monkeypatch.setattr(table_module, "Match", FixedMatch)
+    monkeypatch.setattr(entries_module, "Match", FixedMatch)
     table = await Table.create(store, FAIRY, 2, "referee-room", "REFREE")
 
     def hear(fx: Effects) -> None:

@@ -36,7 +36,8 @@ from nertz.bots import SPEEDS, GreedyBot, Observation, SpeedProfile
 from nertz.cards import Card
 from nertz.rules import Rules
 from nertz.server import protocol
-from nertz.server.room.table import Phase, Table
+from nertz.server.room.phase import Phase
+from nertz.server.room.table import Table
 from nertz.views import hidden_cards, view, visible_cards
 
 Sight = tuple[set[tuple[int, Card]], set[tuple[int, Card]]]

@@ -34,7 +34,7 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 import nertz.server.edge.fanout as fanout_module
-import nertz.server.room.table as table_module
+import nertz.server.room.entries as entries_module
 from nertz.bots import SPEEDS, GreedyBot, Observation, SpeedProfile
 from nertz.rules import Rules
 from nertz.server.edge.app import create_app
@@ -47,7 +47,7 @@ def race_deal(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     """Rooms deal the race layouts (seat 0: AH on its Nertz pile, 2H on its waste; seat 1: 2H on
     its Nertz pile)."""
     monkeypatch.setattr(FixedMatch, "LAYOUTS", [race_layouts()])
-    monkeypatch.setattr(table_module, "Match", FixedMatch)
+    monkeypatch.setattr(entries_module, "Match", FixedMatch)
     yield RACE_RULES
 
 

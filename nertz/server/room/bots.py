@@ -17,7 +17,8 @@ from nertz.moves import Move
 from nertz.server import protocol
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import Effects, Error
-from nertz.server.room.table import Phase, Table
+from nertz.server.room.phase import Phase
+from nertz.server.room.table import Table
 
 
 class BotHost(Protocol):

@@ -2,7 +2,7 @@
 
 A room's log grows with every move of every match it plays, and a table is rebuilt from it on
 every failover and reload. So at the deal of a round (the ``start`` of a match, the ``next``
-round), once :attr:`~nertz.server.room.table.Table.snapshot_every` entries have been logged
+round), once :attr:`~nertz.server.room.log.TableLog.snapshot_every` entries have been logged
 since the last snapshot, the table stores with that deal's entry a snapshot of its state just
 before it: :func:`capture`. A rebuild (:meth:`nertz.server.store.Store.load_room`) loads the
 newest snapshot and the entries from that deal on, and :func:`restore` puts the state back.
@@ -37,10 +37,11 @@ from nertz.rules import Rules
 from nertz.scoring import RoundScore, SeatScore
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import Ack, Rejected
+from nertz.server.room.phase import Phase
 from nertz.server.room.races import Flag, ReactionWatch
 
 if TYPE_CHECKING:
-    from nertz.server.room.table import Table
+    from nertz.server.room.core import TableCore
 
 FORMAT: Final = 1
 """The snapshot's form: a rebuild reads only snapshots of this form (others: the whole log)."""
@@ -73,7 +74,7 @@ _SEAT_SCORE: Final = ("foundation_cards", "card_points", "nertz_left", "nertz_pe
 _ENDINGS: Final = frozenset(e.value for e in Ended)
 
 
-def capture(table: Table) -> dict[str, Any]:
+def capture(table: TableCore) -> dict[str, Any]:
     """The table's state as JSON values, taken just before a deal's entry is applied."""
     match = table.match
     last = None
@@ -101,10 +102,8 @@ def capture(table: Table) -> dict[str, Any]:
     }
 
 
-def restore(table: Table, state: dict[str, Any]) -> None:
+def restore(table: TableCore, state: dict[str, Any]) -> None:
     """Put a :func:`capture` back on a fresh table (the entries after it follow)."""
-    from nertz.server.room.table import Phase
-
     table.rules = Rules.from_spec(state["rules"])
     table.lobby.seats = int(state["seats"])
     table.lobby.teams = table.rules.teams

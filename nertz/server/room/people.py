@@ -1,0 +1,126 @@
+"""People coming and going: joining the room, their sockets opening and closing, a seat falling
+vacant, an absent host handing the room on; each person's round trip and pace.
+
+A person who joins gets a seat token (shown once, logged hashed). When their last socket
+closes, their seat waits :data:`~nertz.server.room.lobby.RECONNECT_SECONDS` for them before it
+counts as vacant (the host may then hand it to a bot: :mod:`nertz.server.room.seating`), and a
+host gone :data:`~nertz.server.room.lobby.HOST_AWAY_SECONDS` hands the room to the first person
+still connected: the room's next round, rematch and bots wait on the host. These checks are
+timers of the room's clock, their effects held for the fan-out like any command's.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+# Through the module, not by name: tests shorten the waits it sets.
+from nertz.server.room import lobby
+from nertz.server.room.broadcasts import Broadcasts
+from nertz.server.room.lobby import MOVES_PER_SECOND, Player, token_hash
+from nertz.server.room.messages import CommandError, Effects, Latency
+from nertz.server.room.phase import Phase
+
+
+class People(Broadcasts):
+    """A table's people: joins, sockets, vacancies, the host's absence, round trips, pace."""
+
+    def join(self, name: str, spectator: bool = False) -> tuple[Player, str, Effects]:
+        """Add a person: the player, their seat token (shown once, stored hashed) and the
+        effects; raises :class:`CommandError` (or :class:`protocol.ProtocolError` for a name
+        that is no name) and changes nothing if refused."""
+        self._check_alive()
+        clean = self.lobby.check_name(name)
+        seat, hand = self.lobby.free_seat() if self.phase is Phase.LOBBY else (None, 0)
+        if spectator:
+            # Spectators, and mid-match newcomers, watch until a seat is handed to them.
+            seat, hand = None, 0
+        token = secrets.token_urlsafe(24)
+        pid = secrets.token_hex(6)
+
+        def joined() -> None:
+            self._log("joined", {"player": pid, "name": clean, "token": token_hash(token),
+                                 "seat": seat, "hand": hand})
+            self._broadcast_lobby()
+
+        fx = self._run(joined)
+        return self.players[pid], token, fx
+
+    def connected(self, player: Player | None) -> Effects:
+        """A socket of ``player`` opened (None: a watcher with no seat token)."""
+        def come() -> None:
+            if player is None:
+                return
+            player.sockets += 1
+            player.came()
+            if player.sockets == 1:
+                self._broadcast_lobby()
+        return self._run(come)
+
+    def disconnected(self, player: Player | None) -> Effects:
+        """A socket of ``player`` closed. The seat waits
+        :data:`~nertz.server.room.lobby.RECONNECT_SECONDS` for them."""
+        def gone() -> None:
+            if player is None or player.id not in self.players:
+                return
+            player.sockets = max(0, player.sockets - 1)
+            if player.sockets == 0:
+                player.went()
+                self._broadcast_lobby()
+                if self._vacancy_timer is None and not self.closed:
+                    # One pending check covers every departure until it runs.
+                    self._vacancy_timer = self._schedule(lobby.RECONNECT_SECONDS + 0.5,
+                                                         self._check_vacancies)
+                if player.id == self.host and self._host_timer is None and not self.closed:
+                    self._host_timer = self._schedule(lobby.HOST_AWAY_SECONDS,
+                                                      self._check_host)
+        return self._run(gone)
+
+    def _check_vacancies(self) -> None:
+        self._vacancy_timer = None
+        waiting = [p.left_at for p in self.lobby.people()
+                   if p.sockets == 0 and p.left_at is not None and not p.vacant]
+        if waiting:
+            # Someone left later than the first departure: check again when their time is up.
+            wait = min(waiting) + lobby.RECONNECT_SECONDS + 0.5 - time.monotonic()
+            self._vacancy_timer = self._schedule(wait, self._check_vacancies)
+        self._pass_host()
+        self._broadcast_lobby()
+
+    def _check_host(self) -> None:
+        self._host_timer = None
+        if self._pass_host():
+            self._broadcast_lobby()
+            return
+        host = self.players.get(self.host) if self.host else None
+        if host is not None and host.sockets == 0 and host.left_at is not None:
+            # Back and gone again since this timer was set: wait out the latest departure.
+            wait = host.left_at + lobby.HOST_AWAY_SECONDS - time.monotonic()
+            self._host_timer = self._schedule(max(0.0, wait) + 0.05, self._check_host)
+
+    def _pass_host(self) -> bool:
+        """A host gone past :data:`~.lobby.HOST_AWAY_SECONDS` (the room waits on them) hands
+        the room to the first person still connected; True if it did."""
+        host = self.players.get(self.host) if self.host else None
+        if host is None or host.sockets > 0 or host.left_at is None:
+            return False
+        if time.monotonic() - host.left_at < lobby.HOST_AWAY_SECONDS:
+            return False
+        heir = next((p for p in self.lobby.people() if p.sockets > 0), None)
+        if heir is None:
+            return False
+        self._log("host", {"player": heir.id})
+        return True
+
+    def latency(self) -> Latency:
+        """Every connected person's last round trip (ms), for the periodic ``latency`` message."""
+        return Latency({p.id: round(p.rtt) for p in self.players.values()
+                        if p.rtt is not None and p.sockets})
+
+    def _throttle(self, player: Player) -> None:
+        if not player.moves.take(time.monotonic()):
+            raise CommandError("too_fast", f"too fast: at most {MOVES_PER_SECOND:g} moves "
+                               "a second")
+
+
+__all__ = ["People"]
