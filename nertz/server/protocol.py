@@ -215,6 +215,16 @@ def not_json(exc: msgspec.DecodeError, data: bytes) -> str:
     return f"not JSON: {exc}"
 
 
+BAD_ID: Final = "an action id is 1 to 64 printable characters"
+"""The refusal of an id :func:`valid_id` refuses (an ``error`` ``bad_id``, with no id)."""
+
+
+def valid_id(value: object) -> bool:
+    """Whether ``value`` is an action id the server may echo: 1 to 64 printable characters
+    (no control or format characters: the id goes back to the client, and into the log)."""
+    return isinstance(value, str) and 1 <= len(value) <= 64 and value.isprintable()
+
+
 def message_id(raw: str | bytes) -> str | None:
     """The client's ``id`` in a message that could not be read (an ``id`` of 1 to 64
     printable characters in a JSON object), so that the ``error`` can carry it back; else None."""
@@ -228,9 +238,7 @@ def message_id(raw: str | bytes) -> str | None:
     if not isinstance(found, dict):
         return None
     value = found.get("id")
-    if isinstance(value, str) and 1 <= len(value) <= 64 and value.isprintable():
-        return value
-    return None
+    return value if valid_id(value) else None
 
 
 def encode(message: dict[str, Any] | msgspec.Struct) -> bytes:

@@ -3,11 +3,14 @@ vacant and the host may hand it to a bot; catching up never spans two server pro
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from server_support import (
+    Person,
     ask,
     create_room,
     hello,
@@ -16,6 +19,7 @@ from server_support import (
     quiet,
     recv,
     recv_until,
+    table_of,
     two_players,
     wait_phase,
 )
@@ -94,29 +98,44 @@ def test_vacant_seat_goes_to_a_bot(client: TestClient, monkeypatch: pytest.Monke
         assert hello(b, bob.token)["code"] == "bad_token"
 
 
-def wait_host(ws: Any, player: str) -> None:
+def wait_host(ws: Any, player: str, timeout: float = 60.0) -> None:
     """Read up to the room broadcast that names ``player`` host (it goes out once the change
-    is stored: read it, or it could come after a later request and be taken for its answer)."""
+    is stored: read it, or it could come after a later request and be taken for its answer).
+    A deadline for the whole wait: the room's periodic messages would keep a per-message
+    wait going for ever."""
+    deadline = time.monotonic() + timeout
     while True:
-        m = recv(ws, 60)
+        assert time.monotonic() < deadline, f"{player} never became host"
+        m = recv(ws, timeout)
         if m["type"] == "room" and m["room"]["host"] == player:
             return
 
 
-def test_vacant_host_passes_the_host_on(
-    client: TestClient, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(lobby_module, "RECONNECT_SECONDS", 0.2)
+@contextlib.contextmanager
+def host_gone(client: TestClient, *, play: bool) -> Iterator[tuple[Person, Person, Any]]:
+    """Ann hosts, Bob joins, both connect (and start a round if ``play``); Ann's socket
+    closes, and the room is read up to Bob's taking it over: (Ann, Bob, Bob's socket)."""
     ann = create_room(client)
     bob = join(client, ann.room, "Bob")
     with client.websocket_connect(f"/ws/{ann.room}") as b:
         hello(b, bob.token)
         with client.websocket_connect(f"/ws/{ann.room}") as a:
             hello(a, ann.token)
-            a.send_json({"type": "start", "countdown_ms": 0})
-            wait_phase(b, "playing")
+            if play:
+                a.send_json({"type": "start", "countdown_ms": 0})
+                wait_phase(b, "playing")
         wait_host(b, bob.player)
         assert client.get(f"/api/rooms/{ann.room}").json()["host"] == bob.player
+        yield ann, bob, b
+
+
+def test_vacant_host_passes_the_host_on(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The host's seat falling vacant hands the room on, however long the away wait is.
+    monkeypatch.setattr(lobby_module, "RECONNECT_SECONDS", 0.2)
+    monkeypatch.setattr(lobby_module, "HOST_AWAY_SECONDS", 1e6)
+    with host_gone(client, play=True) as (_ann, _bob, b):
         b.send_json({"type": "bot_seat", "seat": 0, "bot": "random", "level": "casual"})
         room = recv_until(b, "room")[0]["room"]
         assert [p["bot"] for p in room["players"] if p["seat"] == 0] == ["random"]
@@ -129,17 +148,47 @@ def test_an_away_host_hands_the_room_on_long_before_the_seat_is_free(
     # page stalled it for the whole reconnect window. Someone connected hosts instead after
     # HOST_AWAY_SECONDS, while the host's seat still waits for them.
     monkeypatch.setattr(lobby_module, "HOST_AWAY_SECONDS", 0.2)
+    with host_gone(client, play=False) as (ann, _bob, _b):
+        assert players(client, ann.room)["Ann"]["seat"] == 0
+        assert not players(client, ann.room)["Ann"]["vacant"]
+
+
+def test_a_seated_player_is_heir_before_a_watcher(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lobby_module, "HOST_AWAY_SECONDS", 0.2)
     ann = create_room(client)
+    cy = join(client, ann.room, "Cy", spectator=True)  # joined first, but only watches
     bob = join(client, ann.room, "Bob")
-    with client.websocket_connect(f"/ws/{ann.room}") as b:
+    with client.websocket_connect(f"/ws/{ann.room}") as c, \
+            client.websocket_connect(f"/ws/{ann.room}") as b:
+        hello(c, cy.token)
         hello(b, bob.token)
         with client.websocket_connect(f"/ws/{ann.room}") as a:
             hello(a, ann.token)
         wait_host(b, bob.player)
-        room = client.get(f"/api/rooms/{ann.room}").json()
-        assert room["host"] == bob.player
-        assert players(client, ann.room)["Ann"]["seat"] == 0
-        assert not players(client, ann.room)["Ann"]["vacant"]
+
+
+def test_an_abandoned_room_waits_for_someone_to_host_without_polling(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The host leaves with nobody else connected: no timer keeps checking for an heir (it
+    # rescheduled itself twenty times a second for as long as the room stayed open); the
+    # first person to connect takes the room.
+    monkeypatch.setattr(lobby_module, "HOST_AWAY_SECONDS", 0.2)
+    ann = create_room(client)
+    bob = join(client, ann.room, "Bob")
+    table = table_of(client, ann.room)
+    with client.websocket_connect(f"/ws/{ann.room}") as a:
+        hello(a, ann.token)
+    deadline = time.monotonic() + 60
+    while table._host_timer is not None:  # the one check, once the away time is up
+        assert time.monotonic() < deadline, "the host check kept running"
+        time.sleep(0.05)
+    assert client.get(f"/api/rooms/{ann.room}").json()["host"] == ann.player
+    with client.websocket_connect(f"/ws/{ann.room}") as b:
+        hello(b, bob.token)
+        wait_host(b, bob.player)
 
 
 def test_since_from_before_a_restart_gets_the_whole_state(db_url: str) -> None:

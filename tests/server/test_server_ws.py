@@ -213,6 +213,9 @@ def test_play_acks_and_rejects(client: TestClient) -> None:
         for bad_id in ("", "x" * 65, "a\x1b[2J", "b\u202e", "c\n"):
             m = ask(a, {"type": "play", "id": bad_id, "move": "T"})
             assert m["type"] == "error" and m["code"] == "bad_id"
+            assert m.get("id") is None, m  # refused because it is echoed: so never echoed
+            m = ask(a, {"type": "ping", "id": bad_id, "sent": 1.0})
+            assert m["type"] == "error" and m["code"] == "bad_id" and m.get("id") is None, m
         # The server decides who plays: a claimed partner slot counts for nothing.
         m = ask(a, {"type": "play", "id": "t2", "move": "T", "hand": 1})
         assert m["type"] == "ack"

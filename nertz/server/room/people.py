@@ -54,6 +54,8 @@ class People(Broadcasts):
             player.sockets += 1
             player.came()
             if player.sockets == 1:
+                # A host long gone with nobody to hand the room to: this person takes it.
+                self._pass_host()
                 self._broadcast_lobby()
         return self._run(come)
 
@@ -94,19 +96,23 @@ class People(Broadcasts):
             return
         host = self.players.get(self.host) if self.host else None
         if host is not None and host.sockets == 0 and host.left_at is not None:
-            # Back and gone again since this timer was set: wait out the latest departure.
             wait = host.left_at + lobby.HOST_AWAY_SECONDS - time.monotonic()
-            self._host_timer = self._schedule(max(0.0, wait) + 0.05, self._check_host)
+            if wait > 0:
+                # Back and gone again since this timer was set: wait out the latest departure.
+                self._host_timer = self._schedule(wait + 0.05, self._check_host)
+            # Else nobody was connected to take the room: the next to connect does.
 
     def _pass_host(self) -> bool:
-        """A host gone past :data:`~.lobby.HOST_AWAY_SECONDS` (the room waits on them) hands
-        the room to the first person still connected; True if it did."""
+        """A host gone past :data:`~.lobby.HOST_AWAY_SECONDS`, or whose seat fell vacant (the
+        room waits on them), hands the room to the first seated person still connected (a
+        watcher when nobody seated is); True if it did."""
         host = self.players.get(self.host) if self.host else None
         if host is None or host.sockets > 0 or host.left_at is None:
             return False
-        if time.monotonic() - host.left_at < lobby.HOST_AWAY_SECONDS:
+        if not host.vacant and time.monotonic() - host.left_at < lobby.HOST_AWAY_SECONDS:
             return False
-        heir = next((p for p in self.lobby.people() if p.sockets > 0), None)
+        heir = min((p for p in self.lobby.people() if p.sockets > 0),
+                   key=lambda p: p.seat is None, default=None)
         if heir is None:
             return False
         self._log("host", {"player": heir.id})

@@ -21,6 +21,7 @@ from nertz.errors import IllegalMoveError, LostRace, NotationError, race_lost
 from nertz.events import CardsMoved
 from nertz.moves import Move
 from nertz.replay import Race
+from nertz.server import protocol
 from nertz.server.room.fair_order import FairOrder
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import SENDER, Ack, CommandError, RaceWon, Rejected, Send, Stamp
@@ -44,11 +45,8 @@ class Play(Rounds, People, FairOrder):
         A repeated ``action_id`` gets the first answer again. Rejections (illegal, a lost race,
         too fast, no round) go to the sender only and change nothing.
         """
-        if (not isinstance(action_id, str) or not 1 <= len(action_id) <= 64
-                or not action_id.isprintable()):
-            # Ids are echoed in answers and kept in the log: no control or format characters
-            # that could garble a terminal, a log line or the page.
-            raise CommandError("bad_id", "an action id is 1 to 64 printable characters")
+        if not protocol.valid_id(action_id):
+            raise CommandError("bad_id", protocol.BAD_ID)
         seen = player.answers.get(action_id)
         if seen is not None:
             self._send(SENDER, seen)  # after the first one's commit, like the first answer

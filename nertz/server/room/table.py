@@ -164,6 +164,8 @@ class Table(Play, Seating, Gestures, Entries):
         is decided later: its effects then go to ``reply`` (the sender's road), and this
         call's are empty."""
         action_id = getattr(message, "id", None)
+        if not protocol.valid_id(action_id):
+            action_id = None  # never echoed: the refusal says why, without it
         if stamp is None:
             stamp = Stamp(wall_ms())
         self._heard_from(player, stamp)
@@ -187,6 +189,8 @@ class Table(Play, Seating, Gestures, Entries):
         elif isinstance(msg, protocol.Pong):
             pass  # the edge measured it; its stamp (taken in :meth:`handle`) is the news
         elif isinstance(msg, protocol.Ping):
+            if not protocol.valid_id(msg.id):
+                raise CommandError("bad_id", protocol.BAD_ID)
             if msg.rtt is not None and 0 <= msg.rtt < 60_000 and player.rtt_measured is None:
                 player.rtt = msg.rtt
             self._send(SENDER, Pong(msg.id, msg.sent, self.clock.loop_time() * 1000))
