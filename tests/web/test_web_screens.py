@@ -439,3 +439,54 @@ def test_home_errors_show_beside_what_caused_them(server: Any, new_page: Any,
         const r = document.querySelector('#replay-error').getBoundingClientRect();
         return r.top >= 0 && r.bottom <= innerHeight;
     }""")
+
+
+CARD_SIZES = """() => {
+  const width = (sel) => { const e = document.querySelector(sel); return e ? e.getBoundingClientRect().width : null; };
+  const middle = document.querySelector('#table-screen .middle').getBoundingClientRect();
+  return {own: width('#me [data-pile="N"] .card'), seats: width('.opp [data-pile="N"] .card'),
+          middle: middle.height, h: innerHeight};
+}"""
+"""The width of one's own cards and of the other seats' (the Nertz piles'), and how tall the
+table's middle is (the felt left over around the foundations)."""
+
+NEXT_FRAMES = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+"""Resolves once the page has drawn after a change of the viewport (its resize handlers ran)."""
+
+
+def test_cards_grow_with_the_screen_and_a_spectator_sees_them_large(server: Any,
+                                                                     new_page: Any) -> None:
+    """A large screen gets large cards (they had a cap in pixels, and a 1920x1080 table was
+    half empty felt), and a spectator, who has no tableau of their own, gets the seats laid out
+    over the whole screen with cards near a player's own size (they had the small cards a
+    player sees of the others). Everything still fits, however long the piles."""
+    player = open_page(new_page, (1920, 1080))
+    r = seat_room(server, player, "Ann", rules={"preset": "pagat"}, seats=4)
+    add_bots(player, "beginner", 3)
+    spectator = open_page(new_page, (1920, 1080))
+    spectator.goto(f"{server.base}/r/{r['code']}")
+    spectator.fill("#name", "Sam")
+    spectator.click("#watch-only")
+    spectator.wait_for_selector("#lobby")
+    player.click("#start")
+    wait_table(player)
+    spectator.wait_for_selector('#table-screen[data-phase="playing"] .opp [data-pile="N"] .card')
+    sizes = {}
+    for size in ((1920, 1080), (1366, 768), (1024, 768), (768, 1024)):
+        for page in (player, spectator):
+            page.set_viewport_size({"width": size[0], "height": size[1]})
+            page.evaluate(NEXT_FRAMES)
+        mine, watched = player.evaluate(CARD_SIZES), spectator.evaluate(CARD_SIZES)
+        sizes[size] = mine["own"]
+        # Watching is about as legible as playing: the seats' cards near one's own size, and
+        # far larger than the other seats' cards a player sees beside their own tableau.
+        assert watched["seats"] >= 0.7 * mine["own"], (size, mine, watched)
+        assert watched["seats"] >= 1.5 * mine["seats"], (size, mine, watched)
+        # The player's table uses the height it has: what is left around the foundations is
+        # under a third of the screen.
+        assert mine["middle"] <= 0.32 * mine["h"], (size, mine)
+        for page in (player, spectator):
+            page.evaluate(LONG_PILES)
+            assert_fits(page)
+    # Cards scale with the screen: 1920x1080 has 1.4 times the height of 1366x768.
+    assert sizes[(1920, 1080)] >= 1.3 * sizes[(1366, 768)], sizes

@@ -51,10 +51,13 @@ export class TableView {
     this.build();
     this.onKey = (e) => this.key(e);
     document.addEventListener('keydown', this.onKey);
+    this.onResize = () => this.fitWatching();
+    window.addEventListener('resize', this.onResize);
   }
 
   destroy() {
     document.removeEventListener('keydown', this.onKey);
+    window.removeEventListener('resize', this.onResize);
     this.endDrag(false);
     for (const r of Object.values(this.remote || {})) { r.el.remove(); clearTimeout(r.timer); }
     this.remote = {};
@@ -86,11 +89,14 @@ export class TableView {
     const want = others.map((tab) => tab.seat).join(',');
     if (this.opps.dataset.seats !== want) {
       this.opps.dataset.seats = want;
-      // A spectator has the whole screen for the seats: one a row up to four (style.css).
+      // A spectator has the whole screen for the seats (fitWatching lays them out).
       const watching = seat == null;
       this.opps.classList.toggle('watching', watching);
       this.opps.classList.toggle('many', others.length > (watching ? 4 : 3));
       this.opps.classList.toggle('few', !watching && others.length <= 2);
+      this.root.querySelector('#table-screen').classList.toggle('crowded', !watching && others.length > 3);
+      // How many cards wide a seat's row of piles is (its work piles and three more).
+      this.opps.style.setProperty('--piles', String(3 + (others.length ? others[0].work.length : 5)));
       this.keys = Object.fromEntries(Object.entries(this.keys).filter(([k]) => !k.startsWith('opp')));
       fill(this.opps, others.map((tab) => h('div', {class: 'opp', dataset: {seat: String(tab.seat)}})));
     }
@@ -116,7 +122,69 @@ export class TableView {
     if (this.banner.textContent !== (extra.banner || '')) {
       this.banner.replaceChildren(...(extra.banner ? [h('span', {text: extra.banner})] : []));
     }
+    this.fitWatching();
     this.runFlights();
+  }
+
+  /** A spectator has no tableau of their own: the seats share the whole screen, in the number
+   * of columns that gives them the largest cards that fit (no larger than a player's own), so
+   * that watching is as legible as playing. The sizes come from the panels as drawn (what a
+   * seat needs besides its cards), and are worked out again only when the seats or the screen
+   * change; a player's page (and the replay viewer's board, which scrolls) keeps style.css's. */
+  fitWatching() {
+    const panel = this.opps.querySelector('.opp');
+    const fan = panel && panel.querySelector('.stack.fan');
+    if (this.ctx.seat != null || this.ctx.phase === 'replay' || !fan) {
+      if (this.fitKey) {
+        this.opps.style.removeProperty('--ow');
+        this.opps.style.removeProperty('grid-template-columns');
+        this.fitKey = '';
+      }
+      return;
+    }
+    const screen = this.root.querySelector('#table-screen');
+    const n = this.opps.children.length;
+    const key = [n, screen.clientWidth, screen.clientHeight, this.top.offsetHeight].join();
+    if (key === this.fitKey) return;
+    this.fitKey = key;
+    const css = (el) => getComputedStyle(el);
+    const px = (v) => parseFloat(v) || 0;
+    const sc = css(screen);
+    const gap = px(css(this.opps).rowGap);
+    const width = screen.clientWidth - px(sc.paddingLeft) - px(sc.paddingRight);
+    // The middle keeps room for its foundations, and half a row more (they wrap).
+    const fmin = px(css(this.founds).minHeight);
+    const height = screen.clientHeight - px(sc.paddingTop) - px(sc.paddingBottom)
+      - this.top.offsetHeight - 2 * px(sc.rowGap) - fmin * 1.5;
+    // A player's own card at this screen size: the most a spectator's cards grow to.
+    const probe = h('div', {class: 'card', style: {position: 'absolute', visibility: 'hidden', width: 'var(--cw)'}});
+    screen.append(probe);
+    const most = probe.getBoundingClientRect().width;
+    probe.remove();
+    let last = 0;
+    for (let pass = 0; pass < 3; pass++) {
+      const piles = panel.querySelector('.piles');
+      const w = panel.querySelector('.piles > .pile').getBoundingClientRect().width;
+      const cards = piles.querySelectorAll(':scope > .pile').length;
+      const tall = fan.getBoundingClientRect().height / w;  // a work pile's height, in card widths
+      const row = piles.lastElementChild.getBoundingClientRect().right - piles.firstElementChild.getBoundingClientRect().left;
+      const gapsW = row - cards * w;
+      const extraW = panel.getBoundingClientRect().width - piles.getBoundingClientRect().width;
+      const extraH = panel.getBoundingClientRect().height - fan.getBoundingClientRect().height;
+      let best = 0, cols = 1;
+      for (let c = 1; c <= n; c++) {
+        const rows = Math.ceil(n / c);
+        const byWidth = ((width - (c - 1) * gap) / c - extraW - gapsW) / cards;
+        const byHeight = ((height - (rows - 1) * gap) / rows - extraH) / tall;
+        const size = Math.min(byWidth, byHeight);
+        if (size > best) { best = size; cols = c; }
+      }
+      const size = Math.max(12, Math.floor(Math.min(best, most)));
+      this.opps.style.setProperty('--ow', `${size}px`);
+      this.opps.style.setProperty('grid-template-columns', `repeat(${cols}, minmax(0, 1fr))`);
+      if (Math.abs(size - last) < 1) break;
+      last = size;
+    }
   }
 
   /** Write a seat's round trip into its `.lat` label in place: the figure changes every few
