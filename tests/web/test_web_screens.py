@@ -444,11 +444,15 @@ def test_home_errors_show_beside_what_caused_them(server: Any, new_page: Any,
 CARD_SIZES = """() => {
   const width = (sel) => { const e = document.querySelector(sel); return e ? e.getBoundingClientRect().width : null; };
   const middle = document.querySelector('#table-screen .middle').getBoundingClientRect();
+  const count = document.querySelector('#me [data-pile="N"] .count');
+  const name = document.querySelector('#me [data-pile="N"] .pile-label');
   return {own: width('#me [data-pile="N"] .card'), seats: width('.opp [data-pile="N"] .card'),
-          middle: middle.height, h: innerHeight};
+          middle: middle.height, h: innerHeight,
+          badge_over_name: count && count.getBoundingClientRect().bottom - name.getBoundingClientRect().top};
 }"""
-"""The width of one's own cards and of the other seats' (the Nertz piles'), and how tall the
-table's middle is (the felt left over around the foundations)."""
+"""The width of one's own cards and of the other seats' (the Nertz piles'), how tall the
+table's middle is (the felt left over around the foundations), and by how much the Nertz pile's
+count overlaps the pile's name under it."""
 
 NEXT_FRAMES = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
 """Resolves once the page has drawn after a change of the viewport (its resize handlers ran)."""
@@ -485,8 +489,11 @@ def test_cards_grow_with_the_screen_and_a_spectator_sees_them_large(server: Any,
         # The player's table uses the height it has: what is left around the foundations is
         # under a third of the screen.
         assert mine["middle"] <= 0.32 * mine["h"], (size, mine)
+        # The count's badge grows with the card: the pile's name keeps below it.
+        assert mine["badge_over_name"] <= 0, (size, mine)
         for page in (player, spectator):
             page.evaluate(LONG_PILES)
             assert_fits(page)
     # Cards scale with the screen: 1920x1080 has 1.4 times the height of 1366x768.
     assert sizes[(1920, 1080)] >= 1.3 * sizes[(1366, 768)], sizes
+
