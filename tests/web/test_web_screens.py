@@ -497,3 +497,75 @@ def test_cards_grow_with_the_screen_and_a_spectator_sees_them_large(server: Any,
     # Cards scale with the screen: 1920x1080 has 1.4 times the height of 1366x768.
     assert sizes[(1920, 1080)] >= 1.3 * sizes[(1366, 768)], sizes
 
+
+COVERED_LABELS = """(selector) => {
+  const labels = [...document.querySelectorAll('.opp .name > *, #me .mehead > *')]
+    .map((e) => [e, e.getBoundingClientRect()]).filter(([, r]) => r.width && r.height);
+  const out = [];
+  for (const pop of document.querySelectorAll(selector)) {
+    const p = pop.getBoundingClientRect();
+    if (!p.width || !p.height) continue;
+    if (p.left < -0.5 || p.top < -0.5 || p.right > innerWidth + 0.5 || p.bottom > innerHeight + 0.5)
+      out.push(`"${pop.textContent}" is off the screen`);
+    for (const [e, r] of labels) {
+      const w = Math.min(p.right, r.right) - Math.max(p.left, r.left);
+      const h = Math.min(p.bottom, r.bottom) - Math.max(p.top, r.top);
+      if (w > 0.5 && h > 0.5) {
+        const seat = e.closest('[data-seat]');
+        out.push(`"${pop.textContent}" covers "${e.textContent}" of seat ${seat ? seat.dataset.seat : '?'}`);
+      }
+    }
+  }
+  return out;
+}"""
+"""What the messages `selector` finds cover of the seats' labels (each seat's mark, name,
+round trip and badges), or leave off the screen."""
+
+NOTE_ON_EACH_CARD = """async () => {
+  const {note} = await import('/static/js/dom.js');
+  const tops = [...document.querySelectorAll('#me [data-pile]')]
+    .map((p) => [...p.querySelectorAll('.card[data-card]')].pop()).filter(Boolean);
+  const found = [];
+  window.__covered = [];
+  for (const card of tops) {
+    note(card, 'No place for the 7 of hearts right now');
+    const b = document.querySelector('.note-bubble').getBoundingClientRect();
+    found.push({card: card.dataset.card, box: [b.left, b.top, b.right, b.bottom].map(Math.round)});
+    window.__covered.push(...window.__coverCheck('.note-bubble').map((c) => `by ${card.dataset.card}: ${c}`));
+  }
+  return found;
+}"""
+"""The note a card with no place gets, shown by each of one's own top cards in turn (as a tap
+on it shows it): what each covered lands in ``window.__covered``."""
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080), (1024, 768), (768, 1024),
+                                  (390, 844), (844, 390)], ids=size_id)
+def test_passing_messages_cover_no_seats_name(size: tuple[int, int], server: Any,
+                                              new_page: Any) -> None:
+    """Messages at the table (three at once), the note by a card that has no place, and a
+    reaction's bubble cover nobody's name: they sat over the other seats' names at the top of
+    the screen, over one's own name above the Nertz pile, and over the name they belonged to."""
+    page = open_page(new_page, size)
+    seat_room(server, page, LONG_NAME, rules={"preset": "pagat"}, seats=4)
+    add_bots(page, "beginner", 3)
+    page.click("#start")
+    wait_table(page)
+    page.evaluate(f"() => {{ window.__coverCheck = {COVERED_LABELS}; }}")
+    # Three different messages at once (a screen with no room for them all keeps the newest).
+    for key, words in (("c", "Empty your Nertz pile"), ("Enter", "Pick up a card first"),
+                       ("w", "Your waste is empty")):
+        page.keyboard.press(key)
+        page.wait_for_function("(w) => [...document.querySelectorAll('#toasts .toast')]"
+                               ".some((t) => t.textContent.startsWith(w))", arg=words)
+        assert page.evaluate(COVERED_LABELS, "#toasts .toast") == []
+    notes = page.evaluate(NOTE_ON_EACH_CARD)
+    assert len(notes) >= 5, notes  # the Nertz pile's top and every work pile's
+    assert page.evaluate("() => window.__covered") == [], notes
+    page.click("#react")
+    page.click('#emote-menu .emote[data-emote="wave"]')
+    page.wait_for_selector('.emote-bubble[data-seat="0"]')
+    # Where it is once it has popped up (it grows from smaller for a tenth of its time).
+    page.wait_for_function("() => document.querySelector('.emote-bubble').getAnimations()"
+                           ".every((a) => a.currentTime > 400)")
+    assert page.evaluate(COVERED_LABELS, ".emote-bubble") == []

@@ -3,7 +3,7 @@
 // a card to its best place, and full keyboard play. Regions re-render only when what they show
 // changed; a drag moves a floating copy with transforms, so nothing underneath is laid out again.
 
-import {h, fill, refill, toast, note} from './dom.js';
+import {h, fill, refill, toast, note, clearSpot} from './dom.js';
 import {cardEl, backEl, slotEl, ownerMark, label, parse} from './cards.js';
 import {bestMove, fitFoundation, fitsWork, lift, canCall} from './rules.js';
 import {beep} from './sound.js';
@@ -589,13 +589,19 @@ export class TableView {
     const anchor = seat === this.ctx.seat ? this.me.querySelector('.mehead')
       : this.opps.querySelector(`.opp[data-seat="${seat}"] .name`);
     if (!anchor) return;
-    const box = anchor.getBoundingClientRect();
     const bubble = h('div', {class: 'emote-bubble', role: 'status', dataset: {seat: String(seat), emote: name},
       'aria-label': `${this.ctx.names(seat)}: ${EMOTES[name] ? EMOTES[name][1] : name}`},
     EMOTES[name] ? EMOTES[name][0] : name);
-    bubble.style.left = `${Math.round(box.left + Math.min(box.width, 160))}px`;
-    bubble.style.top = `${Math.round(box.top)}px`;
     document.body.append(bubble);
+    // Just after the seat's name, in its row, or as near as the seat labels leave room: it
+    // had sat over the name itself.
+    const nm = (anchor.querySelector('.nm') || anchor).getBoundingClientRect();
+    const row = anchor.getBoundingClientRect();
+    const w = bubble.offsetWidth, ht = bubble.offsetHeight;
+    const x = nm.right + 8, y = row.top + row.height / 2 - ht / 2;
+    const spot = clearSpot(x, y, w, ht, {x: 8, y: 4, rangeX: 480, rangeY: 120}, 'emote');
+    bubble.style.left = `${Math.round(spot ? spot.left : x)}px`;
+    bubble.style.top = `${Math.round(spot ? spot.top : y)}px`;
     setTimeout(() => bubble.remove(), 2600);
   }
 
