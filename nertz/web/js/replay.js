@@ -4,11 +4,11 @@
 // and foundations it changed. The viewer applies them in order; the board is the table view.
 
 import {h, fill, toast} from './dom.js';
-import {ownerMark, label, friendly} from './cards.js';
+import {ownerMark, label, friendly, parse} from './cards.js';
 import {clone} from './rules.js';
 import {TableView} from './table.js';
 import {rulesText} from './screens.js';
-import {analysisSlot} from './analysis.js';
+import {analysisSlot, WHY} from './analysis.js';
 
 /** Apply one frame step to a table view (a copy). */
 export function applyStep(table, step) {
@@ -144,14 +144,41 @@ export class ReplayViewer {
     catch { toast(url); }
   }
 
-  /** Show the match's analysis under the board; each missed play jumps to its moment. */
+  /** Show the match's analysis under the board; each missed play jumps to its moment and
+   * points at the card that could have gone to a foundation (showMissed). */
   showAnalysis(load) {
-    this.result.after(analysisSlot(load, {onJump: (r, k) => {
+    this.result.after(analysisSlot(load, {onJump: (r, k, missed) => {
       this.roundSel.value = String(r);
+      this.missed = missed ? {...missed, roundIndex: r, step: k} : null;
       this.loadRound(r);
       this.go(k);
       this.root.querySelector('.replay-board').scrollIntoView({block: 'nearest'});
     }}));
+  }
+
+  /** At the moment of the missed play jumped to (it stays marked there while the viewer moves
+   * on and comes back): the card ringed where it lay, the foundation it fitted outlined, and
+   * the step's line saying so in words. */
+  showMissed() {
+    for (const el of this.root.querySelectorAll('.missed, .missed-target')) el.classList.remove('missed', 'missed-target');
+    const m = this.missed;
+    if (!m || m.roundIndex !== this.round || m.step !== this.step) return;
+    const who = this.names[m.seat] ?? `Seat ${m.seat + 1}`;
+    const card = this.root.querySelector(`.opp[data-seat="${m.seat}"] [data-pile="${m.pile}"] .card[data-card="${m.card}"]`);
+    if (card) {
+      card.classList.add('missed');
+      card.setAttribute('aria-label', `${card.getAttribute('aria-label')}: a missed play, it could go to a foundation`);
+    }
+    const c = parse(m.card);
+    const table = this.snaps[this.step];
+    const f = c && table.foundations.find((x) => !x.finished && (x.suit == null || x.suit === c.suit)
+      && (x.needs || []).includes(c.rank));
+    const target = f && this.root.querySelector(`#foundations [data-pile="F${f.number}"]`);
+    if (target) target.classList.add('missed-target');
+    const where = f ? `foundation ${f.number}` : 'a new foundation';
+    this.status.append(h('span', {class: 'missed-note', id: 'replay-missed',
+      text: ` · Missed: ${who} could play the ${label(m.card)} from ${place(m.pile)} to ${where}`
+        + ` (for ${(m.ms / 1000).toFixed(1)} s, then ${WHY[m.why] || m.why})`}));
   }
 
   destroy() {
@@ -190,6 +217,7 @@ export class ReplayViewer {
         st.ok ? null : h('span', {class: 'bad', text: ` (refused: ${friendly(st.error)})`}));
       if (st.ok && said.card) this.highlight(st.seat, said);
     }
+    this.showMissed();
     this.showResult(k === this.snaps.length - 1);
     if (this.matchId) history.replaceState(history.state, '', this.address().slice(location.origin.length));
   }
