@@ -197,6 +197,33 @@ export function note(el, text, ms = 1400) {
   }
 }
 
+let colourEmoji = null;
+
+/** Whether this device draws emoji (in colour): a waving hand drawn in black on a canvas comes
+ *  out in colour only where an emoji font is installed; without one it is a blank box or a
+ *  black outline, and the page says what it means in words instead. Worked out once. */
+export function emojiShown() {
+  if (colourEmoji != null) return colourEmoji;
+  colourEmoji = false;
+  try {
+    const canvas = document.createElement('canvas');
+    canvas.width = canvas.height = 32;
+    const g = canvas.getContext('2d', {willReadFrequently: true});
+    g.fillStyle = '#000';
+    g.textBaseline = 'top';
+    g.font = '24px sans-serif';
+    g.fillText('\u{1F44B}', 2, 2);
+    const px = g.getImageData(0, 0, 32, 32).data;
+    for (let i = 0; i < px.length; i += 4) {
+      if (px[i + 3] > 64 && (Math.abs(px[i] - px[i + 1]) > 24 || Math.abs(px[i + 1] - px[i + 2]) > 24)) {
+        colourEmoji = true;
+        break;
+      }
+    }
+  } catch { /* no canvas: words */ }
+  return colourEmoji;
+}
+
 /** localStorage that never throws (private modes). */
 export const store = {
   get(key, fallback = null) {

@@ -3,16 +3,43 @@
 // a card to its best place, and full keyboard play. Regions re-render only when what they show
 // changed; a drag moves a floating copy with transforms, so nothing underneath is laid out again.
 
-import {h, fill, refill, toast, note, clearSpot} from './dom.js';
+import {h, fill, refill, toast, note, clearSpot, emojiShown} from './dom.js';
 import {cardEl, backEl, slotEl, ownerMark, label, parse} from './cards.js';
 import {bestMove, fitFoundation, fitsWork, lift, canCall} from './rules.js';
 import {beep} from './sound.js';
 
 const PILE_KEYS = ['1', '2', '3', '4', '5'];
 const POINTER_MS = 100;  // a drag is told to the others at most ten times a second
-/** The quick reactions (the server's fixed set): what each shows and says. */
-const EMOTES = {wave: ['\u{1F44B}', 'Wave'], gg: ['GG', 'Good game'], wow: ['\u{1F62E}', 'Wow'],
-  oops: ['\u{1F605}', 'Oops'], hurry: ['\u23F1\uFE0F', 'Hurry up'], thanks: ['\u{1F64F}', 'Thanks']};
+/** The quick reactions (the server's fixed set): what each shows (an emoji, or a word where
+ *  the device has no emoji font: emojiShown) and says. */
+const EMOTES = {wave: ['\u{1F44B}', 'Wave', 'Wave'], gg: ['GG', 'Good game', 'GG'], wow: ['\u{1F62E}', 'Wow', 'Wow'],
+  oops: ['\u{1F605}', 'Oops', 'Oops'], hurry: ['\u23F1\uFE0F', 'Hurry up', 'Hurry'], thanks: ['\u{1F64F}', 'Thanks', 'Thanks']};
+
+/** What a reaction shows: its emoji where the device draws them, else its word. */
+function emoteFace(name) {
+  const e = EMOTES[name];
+  if (!e) return name;
+  return emojiShown() ? e[0] : e[2];
+}
+
+/** A smiling face drawn as SVG (the React button's: no emoji font needed). */
+function smiley() {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 16 16');
+  svg.setAttribute('class', 'react-face');
+  svg.setAttribute('aria-hidden', 'true');
+  const add = (tag, attrs) => {
+    const el = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+    svg.append(el);
+  };
+  add('circle', {cx: 8, cy: 8, r: 6.6, fill: 'none', stroke: 'currentColor', 'stroke-width': 1.5});
+  add('circle', {cx: 5.7, cy: 6.4, r: 1.05, fill: 'currentColor'});
+  add('circle', {cx: 10.3, cy: 6.4, r: 1.05, fill: 'currentColor'});
+  add('path', {d: 'M4.9 9.4 Q8 12.6 11.1 9.4', fill: 'none', stroke: 'currentColor', 'stroke-width': 1.5, 'stroke-linecap': 'round'});
+  return svg;
+}
 const STARTER_WORDS = {1: 'an Ace', 8: 'an 8', 11: 'a Jack', 12: 'a Queen', 13: 'a King'};
 
 /** Fly an element from a screen rectangle to where it now is (FLIP). */
@@ -591,7 +618,7 @@ export class TableView {
     if (!anchor) return;
     const bubble = h('div', {class: 'emote-bubble', role: 'status', dataset: {seat: String(seat), emote: name},
       'aria-label': `${this.ctx.names(seat)}: ${EMOTES[name] ? EMOTES[name][1] : name}`},
-    EMOTES[name] ? EMOTES[name][0] : name);
+    emoteFace(name));
     document.body.append(bubble);
     // Just after the seat's name, in its row, or as near as the seat labels leave room: it
     // had sat over the name itself.
@@ -608,10 +635,11 @@ export class TableView {
   /** The reactions menu: one button opens the fixed set. */
   emoteMenu() {
     const menu = h('div', {class: 'emote-menu', id: 'emote-menu', hidden: true, role: 'group', 'aria-label': 'Reactions'},
-      Object.entries(EMOTES).map(([name, [face, words]]) => h('button', {class: 'emote', dataset: {emote: name},
-        'aria-label': words, title: words, onclick: () => { menu.hidden = true; this.ctx.emote(name); }}, face)));
+      Object.entries(EMOTES).map(([name, [, words]]) => h('button', {class: 'emote', dataset: {emote: name},
+        'aria-label': words, title: words, onclick: () => { menu.hidden = true; this.ctx.emote(name); }}, emoteFace(name))));
+    // Its face is drawn, not an emoji: a device without an emoji font showed an empty box.
     const open = h('button', {id: 'react', 'aria-expanded': 'false', 'aria-controls': 'emote-menu',
-      onclick: () => { menu.hidden = !menu.hidden; open.setAttribute('aria-expanded', String(!menu.hidden)); }}, '\u{1F642} React');
+      onclick: () => { menu.hidden = !menu.hidden; open.setAttribute('aria-expanded', String(!menu.hidden)); }}, smiley(), 'React');
     return h('span', {class: 'react'}, open, menu);
   }
 
