@@ -569,3 +569,32 @@ def test_passing_messages_cover_no_seats_name(size: tuple[int, int], server: Any
     page.wait_for_function("() => document.querySelector('.emote-bubble').getAnimations()"
                            ".every((a) => a.currentTime > 400)")
     assert page.evaluate(COVERED_LABELS, ".emote-bubble") == []
+
+
+def test_the_lobby_says_what_its_parts_mean(server: Any, new_page: Any, axe: str) -> None:
+    """What a newcomer met in the lobby without a word on it: empty seats (waiting for what?),
+    an "I'm ready" on the host's own page (ready for whom?), bare rating numbers, and the help
+    behind a ? that nothing mentioned."""
+    host, guest = new_page(), new_page()
+    r = seat_room(server, host, "Ann", rules=QUICK_RULES, seats=3)
+    assert "empty: send a friend the link, or add a bot" in (host.text_content("#seats") or "")
+    assert host.locator("#ready").count() == 0  # the host starts the match: nobody to tell
+    # How to play, from a button the keyboard reaches; closing it gives the focus back.
+    host.focus("#lobby-help")
+    host.keyboard.press("Enter")
+    host.wait_for_selector("#help")
+    assert "The goal:" in (host.text_content("#help") or "")
+    host.keyboard.press("Escape")
+    host.wait_for_selector("#help", state="detached")
+    assert host.evaluate("() => document.activeElement.id") == "lobby-help"
+    host.wait_for_selector("#ratings-how")
+    assert "A new player starts at 1000" in (host.text_content("#ratings-how") or "")
+    guest.goto(f"{server.base}/r/{r['code']}")
+    guest.fill("#name", "Ben")
+    guest.click("#join-room")
+    guest.wait_for_selector("#lobby")
+    assert "empty: waiting for a player" in (guest.text_content("#seats") or "")
+    assert guest.get_attribute("#ready", "aria-describedby") == "ready-how"
+    assert "shows the host you are set" in (guest.text_content("#ready-how") or "")
+    for page, who in ((host, "host"), (guest, "guest")):
+        assert_no_axe_violations(page, axe, f"lobby of the {who}")
