@@ -49,3 +49,14 @@ def test_replay_viewer_shows_the_analysis_and_jumps(server: Any, new_page: Any,
     assert page.locator("#replay-missed").count() == 0
     page.keyboard.press("ArrowLeft")
     assert page.locator(".replay-board .card.missed").count() == 1
+    # The races the file records show at the winning play: who beat whom, with which card.
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    assert (page.text_content("#replay-step") or "").startswith("4/6")
+    said = page.text_content("#replay-step .race-note") or ""
+    assert "Ben beat Ann's 2 of spades to foundation 1 by 10 ms" in said, said
+    assert page.locator('.opp[data-seat="0"] .card.race-lost[data-card="2S"]').count() == 1
+    page.keyboard.press("ArrowRight")
+    said = page.text_content("#replay-step .race-note") or ""
+    assert "Ann beat Ben's 3 of spades to foundation 1 by 100 ms" in said, said
+    assert page.locator('.opp[data-seat="1"] .card.race-lost[data-card="3S"]').count() == 1

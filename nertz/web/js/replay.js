@@ -62,6 +62,26 @@ export function describeStep(before, step, names) {
 }
 
 
+/** The match's races (every seat's `races_won` in the analysis), each placed at the viewer's
+ * step of the winning play: its seat's last foundation play to that foundation at or before the
+ * race's time (`t` is when the losing play was decided). */
+export function racesByStep(analysis, frames) {
+  const out = [];
+  for (const seat of analysis.seats || []) {
+    for (const race of seat.races_won || []) {
+      const round = frames.rounds[race.round - 1];
+      if (!round) continue;
+      let step = -1;
+      round.steps.forEach((st, i) => {
+        if (st.ok && st.seat === race.winner && st.t <= race.t
+          && (st.foundations || []).some((f) => f.number === race.foundation)) step = i + 1;
+      });
+      if (step > 0) out.push({...race, roundIndex: race.round - 1, step});
+    }
+  }
+  return out;
+}
+
 export class ReplayViewer {
   constructor(root, frames, title, app, start = {}) {
     this.root = root;
@@ -147,7 +167,9 @@ export class ReplayViewer {
   /** Show the match's analysis under the board; each missed play jumps to its moment and
    * points at the card that could have gone to a foundation (showMissed). */
   showAnalysis(load) {
-    this.result.after(analysisSlot(load, {onJump: (r, k, missed) => {
+    const loaded = load();
+    loaded.then((data) => { this.races = racesByStep(data, this.frames); this.go(this.step); }).catch(() => {});
+    this.result.after(analysisSlot(() => loaded, {onJump: (r, k, missed) => {
       this.roundSel.value = String(r);
       this.missed = missed ? {...missed, roundIndex: r, step: k} : null;
       this.loadRound(r);
@@ -218,6 +240,7 @@ export class ReplayViewer {
       if (st.ok && said.card) this.highlight(st.seat, said);
     }
     this.showMissed();
+    this.showRaces();
     this.showResult(k === this.snaps.length - 1);
     if (this.matchId) history.replaceState(history.state, '', this.address().slice(location.origin.length));
   }
@@ -229,6 +252,25 @@ export class ReplayViewer {
     for (const el of this.root.querySelectorAll('.card.moved')) el.classList.remove('moved');
     const el = this.root.querySelector(sel);
     if (el) el.classList.add('moved');
+  }
+
+  /** At the step whose play won a race for a foundation (the analysis's races, which the
+   * frames do not hold): the step's line says who beat whom, with which card and by how much,
+   * and the loser's card, still where it was, is marked. */
+  showRaces() {
+    for (const el of this.root.querySelectorAll('.race-lost')) el.classList.remove('race-lost');
+    const here = (this.races || []).filter((r) => r.roundIndex === this.round && r.step === this.step);
+    const name = (s) => this.names[s] ?? `Seat ${s + 1}`;
+    for (const r of here) {
+      const card = this.root.querySelector(`.opp[data-seat="${r.loser}"] .card[data-card="${r.card}"]`);
+      if (card) {
+        card.classList.add('race-lost');
+        card.setAttribute('aria-label', `${card.getAttribute('aria-label')}: lost the race for foundation ${r.foundation}`);
+      }
+      this.status.append(h('span', {class: 'race-note', dataset: {winner: String(r.winner)},
+        text: ` · ${name(r.winner)} beat ${name(r.loser)}'s ${label(r.card)} to foundation ${r.foundation}`
+          + (r.margin_ms == null ? '' : ` by ${r.margin_ms} ms`)}));
+    }
   }
 
   animate(step) {
