@@ -126,10 +126,10 @@ export function clearSpot(x, y, width, height, step, kind) {
   return best;
 }
 
-/** Put the passing messages where they cover nobody's name: at the table, as near the middle
- *  of the top of its middle (the felt above the foundations) as the seats' labels allow, and
- *  where the screen has no room for them all without covering cards, only the newest (the
- *  others were read out already); elsewhere under the top of the screen, as style.css has it. */
+/** Put the passing messages where they cover nobody's name: at the table, as near the felt
+ *  just above the foundations, centred, as the seats' labels allow; where the screen has no
+ *  room for them all without covering cards, only the newest shows (screen readers heard the
+ *  others already). Elsewhere they stay under the top of the screen, as style.css has it. */
 function placeToasts(box) {
   box.style.left = box.style.top = box.style.transform = '';
   const middle = document.querySelector('#table-screen .middle');
