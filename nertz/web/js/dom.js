@@ -96,6 +96,13 @@ export const MESSAGES = {toast: '#toasts .toast', note: '.note-bubble', emote: '
 export function clearSpot(x, y, width, height, step, kind) {
   if (!document.getElementById('table-screen')) return null;
   const labels = boxes(SEAT_LABELS, 2);  // not flush against a name either
+  // A round trip's figure is written in place every few seconds ("8 ms", then "1204 ms", or
+  // nothing yet): keep clear of the room it may grow into, at its place in its row.
+  for (const lat of document.querySelectorAll('.opp .name .lat, #me .mehead .lat')) {
+    if (!lat.getClientRects().length) continue;  // not shown
+    const r = lat.getBoundingClientRect(), row = lat.parentElement.getBoundingClientRect();
+    labels.push({left: r.left - 2, top: row.top, right: Math.max(r.right, r.left + 48) + 2, bottom: row.bottom});
+  }
   const others = Object.entries(MESSAGES).filter(([k]) => k !== kind).map(([, sel]) => sel);
   const things = boxes([TABLE_THINGS, ...others].join(', '));
   const maxX = innerWidth - width - 4, maxY = innerHeight - height - 4;
