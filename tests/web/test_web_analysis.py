@@ -27,5 +27,36 @@ def test_replay_viewer_shows_the_analysis_and_jumps(server: Any, new_page: Any,
     jumps = page.locator('#replay-analysis .analysis-seat[data-seat="0"] .analysis-jump')
     jumps.nth(1).click()
     assert (page.text_content("#replay-step") or "").startswith("2/6")
+    # The viewer points at the card that could have been played, where it lay (Ann's work
+    # pile 4), and at the foundation it fitted (the ace of spades just played to foundation 1).
+    missed = page.locator(".replay-board .card.missed")
+    assert missed.count() == 1
+    assert missed.get_attribute("data-card") == "2S"
+    assert page.locator('.opp[data-seat="0"] [data-pile="4"] .card.missed').count() == 1
+    assert "a missed play" in (missed.get_attribute("aria-label") or "")
+    assert page.locator('#foundations .fnd.missed-target').get_attribute("data-pile") == "F1"
+    said = page.text_content("#replay-missed") or ""
+    assert "Ann could play the 2 of spades from work pile 4 to foundation 1" in said, said
+    page.locator(".replay-board").screenshot(path=str(artifacts / "analysis-missed.png"))
     jumps.nth(0).click()
     assert (page.text_content("#replay-step") or "").startswith("1/6")
+    assert page.locator('.opp[data-seat="0"] [data-pile="W"] .card.missed[data-card="AH"]').count() == 1
+    assert page.locator("#foundations .fnd.missed-target").count() == 0  # an ace starts one
+    assert "to a new foundation" in (page.text_content("#replay-missed") or "")
+    # Stepping on leaves the moment: nothing is marked; back at it, the mark is there again.
+    page.keyboard.press("ArrowRight")
+    assert page.locator(".replay-board .card.missed").count() == 0
+    assert page.locator("#replay-missed").count() == 0
+    page.keyboard.press("ArrowLeft")
+    assert page.locator(".replay-board .card.missed").count() == 1
+    # The races the file records show at the winning play: who beat whom, with which card.
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    assert (page.text_content("#replay-step") or "").startswith("4/6")
+    said = page.text_content("#replay-step .race-note") or ""
+    assert "Ben beat Ann's 2 of spades to foundation 1 by 10 ms" in said, said
+    assert page.locator('.opp[data-seat="0"] .card.race-lost[data-card="2S"]').count() == 1
+    page.keyboard.press("ArrowRight")
+    said = page.text_content("#replay-step .race-note") or ""
+    assert "Ann beat Ben's 3 of spades to foundation 1 by 100 ms" in said, said
+    assert page.locator('.opp[data-seat="1"] .card.race-lost[data-card="3S"]').count() == 1

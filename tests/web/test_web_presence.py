@@ -42,12 +42,40 @@ def test_a_drag_shows_on_the_other_pages(server: Any, new_page: Any, artifacts: 
     ben.wait_for_function("() => !document.querySelector('.remote-drag')")
 
 
+EMOJI_DRAWN = r"""() => {
+  const c = document.createElement('canvas');
+  c.width = c.height = 40;
+  const g = c.getContext('2d');
+  g.font = '30px sans-serif';
+  g.textBaseline = 'top';
+  g.fillStyle = '#000';
+  g.fillText('\u{1F44B}', 4, 4);
+  const px = g.getImageData(0, 0, 40, 40).data;
+  for (let i = 0; i < px.length; i += 4)
+    if (px[i + 3] && (px[i] !== px[i + 1] || px[i + 1] !== px[i + 2])) return true;
+  return false;
+}"""
+"""Whether this browser draws emoji in colour (an emoji font is installed): Debian's Chromium
+without ``fonts-noto-color-emoji`` draws a box."""
+
+
 def test_a_quick_reaction_shows_by_the_seat(server: Any, new_page: Any) -> None:
     ann, ben = two_at_a_table(server, new_page)
+    # The React button needs no emoji font: its face is drawn (it showed an empty box).
+    react = ann.locator("#react")
+    assert react.locator("svg").count() == 1
+    assert (react.text_content() or "").strip() == "React"
     ann.click("#react")
+    # Without emoji, each reaction says its word (boxes told nothing apart).
+    drawn = ann.evaluate(EMOJI_DRAWN)
+    faces = ann.locator("#emote-menu .emote").all_text_contents()
+    if not drawn:
+        assert faces == ["Wave", "GG", "Wow", "Oops", "Hurry", "Thanks"], faces
     ann.click('#emote-menu .emote[data-emote="wave"]')
     for page in (ben, ann):
         page.wait_for_selector('.emote-bubble[data-seat="0"][data-emote="wave"]')
     assert ben.get_attribute('.emote-bubble[data-seat="0"]', "aria-label") == "Ann: Wave"
+    if not drawn:
+        assert ben.text_content('.emote-bubble[data-seat="0"]') == "Wave"
     # It goes after a moment.
     ben.wait_for_function("() => !document.querySelector('.emote-bubble')")

@@ -439,3 +439,166 @@ def test_home_errors_show_beside_what_caused_them(server: Any, new_page: Any,
         const r = document.querySelector('#replay-error').getBoundingClientRect();
         return r.top >= 0 && r.bottom <= innerHeight;
     }""")
+
+
+CARD_SIZES = """() => {
+  const width = (sel) => { const e = document.querySelector(sel); return e ? e.getBoundingClientRect().width : null; };
+  const middle = document.querySelector('#table-screen .middle').getBoundingClientRect();
+  const count = document.querySelector('#me [data-pile="N"] .count');
+  const name = document.querySelector('#me [data-pile="N"] .pile-label');
+  return {own: width('#me [data-pile="N"] .card'), seats: width('.opp [data-pile="N"] .card'),
+          middle: middle.height, h: innerHeight,
+          badge_over_name: count && count.getBoundingClientRect().bottom - name.getBoundingClientRect().top};
+}"""
+"""The width of one's own cards and of the other seats' (the Nertz piles'), how tall the
+table's middle is (the felt left over around the foundations), and by how much the Nertz pile's
+count overlaps the pile's name under it."""
+
+NEXT_FRAMES = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+"""Resolves once the page has drawn after a change of the viewport (its resize handlers ran)."""
+
+
+def test_cards_grow_with_the_screen_and_a_spectator_sees_them_large(server: Any,
+                                                                     new_page: Any) -> None:
+    """A large screen gets large cards (they had a cap in pixels, and a 1920x1080 table was
+    half empty felt), and a spectator, who has no tableau of their own, gets the seats laid out
+    over the whole screen with cards near a player's own size (they had the small cards a
+    player sees of the others). Everything still fits, however long the piles."""
+    player = open_page(new_page, (1920, 1080))
+    r = seat_room(server, player, "Ann", rules={"preset": "pagat"}, seats=4)
+    add_bots(player, "beginner", 3)
+    spectator = open_page(new_page, (1920, 1080))
+    spectator.goto(f"{server.base}/r/{r['code']}")
+    spectator.fill("#name", "Sam")
+    spectator.click("#watch-only")
+    spectator.wait_for_selector("#lobby")
+    player.click("#start")
+    wait_table(player)
+    spectator.wait_for_selector('#table-screen[data-phase="playing"] .opp [data-pile="N"] .card')
+    sizes = {}
+    for size in ((1920, 1080), (1366, 768), (1024, 768), (768, 1024), (1024, 1366)):
+        for page in (player, spectator):
+            page.set_viewport_size({"width": size[0], "height": size[1]})
+            page.evaluate(NEXT_FRAMES)
+        mine, watched = player.evaluate(CARD_SIZES), spectator.evaluate(CARD_SIZES)
+        sizes[size] = mine["own"]
+        # Watching is about as legible as playing: the seats' cards near one's own size, and
+        # far larger than the other seats' cards a player sees beside their own tableau.
+        assert watched["seats"] >= 0.7 * mine["own"], (size, mine, watched)
+        assert watched["seats"] >= 1.5 * mine["seats"], (size, mine, watched)
+        if size[0] > size[1]:
+            # The player's table uses the height it has: what is left around the foundations
+            # is under a third of the screen.
+            assert mine["middle"] <= 0.32 * mine["h"], (size, mine)
+        else:
+            # Upright, the width is the limit: seven cards and their gaps take most of it.
+            assert mine["own"] >= 0.1 * size[0], (size, mine)
+        # The count's badge grows with the card: the pile's name keeps below it.
+        assert mine["badge_over_name"] <= 0, (size, mine)
+        for page in (player, spectator):
+            page.evaluate(LONG_PILES)
+            assert_fits(page)
+    # Cards scale with the screen: 1920x1080 has 1.4 times the height of 1366x768.
+    assert sizes[(1920, 1080)] >= 1.3 * sizes[(1366, 768)], sizes
+
+
+COVERED_LABELS = """(selector) => {
+  const labels = [...document.querySelectorAll('.opp .name > *, #me .mehead > *')]
+    .map((e) => [e, e.getBoundingClientRect()]).filter(([, r]) => r.width && r.height);
+  const out = [];
+  for (const pop of document.querySelectorAll(selector)) {
+    const p = pop.getBoundingClientRect();
+    if (!p.width || !p.height) continue;
+    if (p.left < -0.5 || p.top < -0.5 || p.right > innerWidth + 0.5 || p.bottom > innerHeight + 0.5)
+      out.push(`"${pop.textContent}" is off the screen`);
+    for (const [e, r] of labels) {
+      const w = Math.min(p.right, r.right) - Math.max(p.left, r.left);
+      const h = Math.min(p.bottom, r.bottom) - Math.max(p.top, r.top);
+      if (w > 0.5 && h > 0.5) {
+        const seat = e.closest('[data-seat]');
+        out.push(`"${pop.textContent}" covers "${e.textContent}" of seat ${seat ? seat.dataset.seat : '?'}`);
+      }
+    }
+  }
+  return out;
+}"""
+"""What the messages `selector` finds cover of the seats' labels (each seat's mark, name,
+round trip and badges), or leave off the screen."""
+
+NOTE_ON_EACH_CARD = """async () => {
+  const {note} = await import('/static/js/dom.js');
+  const tops = [...document.querySelectorAll('#me [data-pile]')]
+    .map((p) => [...p.querySelectorAll('.card[data-card]')].pop()).filter(Boolean);
+  const found = [];
+  window.__covered = [];
+  for (const card of tops) {
+    note(card, 'No place for the 7 of hearts right now');
+    const b = document.querySelector('.note-bubble').getBoundingClientRect();
+    found.push({card: card.dataset.card, box: [b.left, b.top, b.right, b.bottom].map(Math.round)});
+    window.__covered.push(...window.__coverCheck('.note-bubble').map((c) => `by ${card.dataset.card}: ${c}`));
+  }
+  return found;
+}"""
+"""The note a card with no place gets, shown by each of one's own top cards in turn (as a tap
+on it shows it): what each covered lands in ``window.__covered``."""
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080), (1024, 768), (768, 1024),
+                                  (390, 844), (844, 390)], ids=size_id)
+def test_passing_messages_cover_no_seats_name(size: tuple[int, int], server: Any,
+                                              new_page: Any) -> None:
+    """Messages at the table (three at once), the note by a card that has no place, and a
+    reaction's bubble cover nobody's name: they sat over the other seats' names at the top of
+    the screen, over one's own name above the Nertz pile, and over the name they belonged to."""
+    page = open_page(new_page, size)
+    seat_room(server, page, LONG_NAME, rules={"preset": "pagat"}, seats=4)
+    add_bots(page, "beginner", 3)
+    page.click("#start")
+    wait_table(page)
+    page.evaluate(f"() => {{ window.__coverCheck = {COVERED_LABELS}; }}")
+    # Three different messages at once (a screen with no room for them all keeps the newest).
+    for key, words in (("c", "Empty your Nertz pile"), ("Enter", "Pick up a card first"),
+                       ("w", "Your waste is empty")):
+        page.keyboard.press(key)
+        page.wait_for_function("(w) => [...document.querySelectorAll('#toasts .toast')]"
+                               ".some((t) => t.textContent.startsWith(w))", arg=words)
+        assert page.evaluate(COVERED_LABELS, "#toasts .toast") == []
+    notes = page.evaluate(NOTE_ON_EACH_CARD)
+    assert len(notes) >= 5, notes  # the Nertz pile's top and every work pile's
+    assert page.evaluate("() => window.__covered") == [], notes
+    page.click("#react")
+    page.click('#emote-menu .emote[data-emote="wave"]')
+    page.wait_for_selector('.emote-bubble[data-seat="0"]')
+    # Where it is once it has popped up (it grows from smaller for a tenth of its time).
+    page.wait_for_function("() => document.querySelector('.emote-bubble').getAnimations()"
+                           ".every((a) => a.currentTime > 400)")
+    assert page.evaluate(COVERED_LABELS, ".emote-bubble") == []
+
+
+def test_the_lobby_says_what_its_parts_mean(server: Any, new_page: Any, axe: str) -> None:
+    """What a newcomer met in the lobby without a word on it: empty seats (waiting for what?),
+    an "I'm ready" on the host's own page (ready for whom?), bare rating numbers, and the help
+    behind a ? that nothing mentioned."""
+    host, guest = new_page(), new_page()
+    r = seat_room(server, host, "Ann", rules=QUICK_RULES, seats=3)
+    assert "empty: send a friend the link, or add a bot" in (host.text_content("#seats") or "")
+    assert host.locator("#ready").count() == 0  # the host starts the match: nobody to tell
+    # How to play, from a button the keyboard reaches; closing it gives the focus back.
+    host.focus("#lobby-help")
+    host.keyboard.press("Enter")
+    host.wait_for_selector("#help")
+    assert "The goal:" in (host.text_content("#help") or "")
+    host.keyboard.press("Escape")
+    host.wait_for_selector("#help", state="detached")
+    assert host.evaluate("() => document.activeElement.id") == "lobby-help"
+    host.wait_for_selector("#ratings-how")
+    assert "A new player starts at 1000" in (host.text_content("#ratings-how") or "")
+    guest.goto(f"{server.base}/r/{r['code']}")
+    guest.fill("#name", "Ben")
+    guest.click("#join-room")
+    guest.wait_for_selector("#lobby")
+    assert "empty: waiting for a player" in (guest.text_content("#seats") or "")
+    assert guest.get_attribute("#ready", "aria-describedby") == "ready-how"
+    assert "shows the host you are set" in (guest.text_content("#ready-how") or "")
+    for page, who in ((host, "host"), (guest, "guest")):
+        assert_no_axe_violations(page, axe, f"lobby of the {who}")

@@ -9,7 +9,8 @@ import {api} from './net.js';
 
 const SUITS = {S: 'spades', H: 'hearts', D: 'diamonds', C: 'clubs'};
 const RANKS = {A: 'ace', T: '10', J: 'jack', Q: 'queen', K: 'king'};
-const WHY = {covered: 'covered', moved: 'moved away', taken: 'taken by another seat', round_over: 'the round ended'};
+/** How a missed play's chance ended (its `why`), in words. */
+export const WHY = {covered: 'covered', moved: 'moved away', taken: 'taken by another seat', round_over: 'the round ended'};
 
 /** Milliseconds from a round's start as m:ss. */
 export function clock(ms) {
@@ -33,16 +34,16 @@ export function uploadAnalysis(text) {
   return api('/api/replays/analysis', text);
 }
 
-/** One line of missed plays: "3 missed plays: 5 of hearts at 0:41, ...", each a jump button
- *  when `onJump(round, step)` is given. */
-function missedLine(missed, multi, onJump) {
+/** One line of seat `seat`'s missed plays: "3 missed plays: 5 of hearts at 0:41, ...", each a
+ *  jump button when `onJump(round, step, missed)` is given (`missed` the play, with its seat). */
+function missedLine(missed, multi, onJump, seat) {
   if (!missed.length) return h('p', {class: 'analysis-missed', text: 'No missed plays.'});
   const items = missed.map((m, i) => {
     const label = `${cardWords(m.card)} at ${multi ? `round ${m.round} ` : ''}${clock(m.from_ms)}`;
     const title = `${m.card} could go to a foundation for ${seconds(m.ms)}, then ${WHY[m.why] || m.why}`;
     const item = onJump
       ? h('button', {class: 'link analysis-jump', title, dataset: {round: String(m.round), step: String(m.step)},
-        onclick: () => onJump(m.round - 1, m.step)}, label)
+        onclick: () => onJump(m.round - 1, m.step, {...m, seat})}, label)
       : h('span', {title, text: label});
     return [i ? ', ' : '', item];
   });
@@ -58,8 +59,8 @@ function racesLine(seat, names) {
 }
 
 /**
- * The panel: a section per seat (yours first). `onJump(roundIndex, step)` makes each missed
- * play a button (the replay viewer); without it they are text (the results screen).
+ * The panel: a section per seat (yours first). `onJump(roundIndex, step, missed)` makes each
+ * missed play a button (the replay viewer); without it they are text (the results screen).
  */
 export function analysisPanel(data, {mySeat = null, onJump = null} = {}) {
   const names = data.players;
@@ -75,7 +76,7 @@ export function analysisPanel(data, {mySeat = null, onJump = null} = {}) {
           + `stuck ${seconds(s.stuck_ms)}`
           + (spell ? `; longest wait for a useful move ${seconds(spell.ms)}${multi ? ` (round ${spell.round})` : ''}` : '')
           + '.'}),
-        missedLine(s.missed, multi, onJump),
+        missedLine(s.missed, multi, onJump, s.seat),
         racesLine(s, names));
     }));
 }

@@ -48,8 +48,119 @@ export function refill(el, ...children) {
   return el;
 }
 
-/** A passing message at the top of the screen (also read out by screen readers). The same
- *  message again while it shows (a player tapping on) restarts its time instead of stacking. */
+// ------------------------------------------------------------------ passing messages
+
+/** What a passing message must never cover at the table: each seat's label (its mark, name,
+ *  round trip and badges, and one's own React button) and the top bar. */
+const SEAT_LABELS = '.opp .name > *, #me .mehead > *, .topbar > :not(.tools):not(.spacer), .topbar .tools > *';
+/** What it had better not cover either, where the screen leaves room: the cards and their
+ *  counts, the piles' names, the actions, the call's banner, the whole of the foundations'
+ *  strip (its cards land in its middle at any moment) and of the other seats' piles (their
+ *  runs grow down). */
+const TABLE_THINGS = '.card, .count, .pile-label, #me .actions > *, .banner > span, #foundations, .opp .pile';
+
+/** Where what `selector` finds is on the screen, `margin` pixels wider on every side. */
+function boxes(selector, margin = 0) {
+  const out = [];
+  for (const el of document.querySelectorAll(selector)) {
+    const r = el.getBoundingClientRect();
+    if (r.width && r.height) {
+      out.push({left: r.left - margin, top: r.top - margin, right: r.right + margin, bottom: r.bottom + margin});
+    }
+  }
+  return out;
+}
+
+/** How much of the `rects` a box {left, top, width, height} covers, in square pixels. */
+function covers(spot, rects) {
+  let area = 0;
+  for (const r of rects) {
+    const w = Math.min(spot.left + spot.width, r.right) - Math.max(spot.left, r.left);
+    const h = Math.min(spot.top + spot.height, r.bottom) - Math.max(spot.top, r.top);
+    if (w > 0 && h > 0) area += w * h;
+  }
+  return area;
+}
+
+/** The passing messages of each kind: each keeps clear of the others' too. */
+export const MESSAGES = {toast: '#toasts .toast', note: '.note-bubble', emote: '.emote-bubble'};
+
+/**
+ * Where a passing message of `width` x `height` should go: of the places around (x, y) (its
+ * top left corner as wished), within the screen, the nearest that covers no seat's label, and
+ * of those the one covering least of the cards, buttons and the other messages (`kind`'s
+ * others, MESSAGES). `step` is the grid of places tried ({x, y, rangeX, rangeY}: every `x`/`y`
+ * pixels, up to `rangeX`/`rangeY` away). Null when the message is not at the table (nothing
+ * there to keep clear of).
+ */
+export function clearSpot(x, y, width, height, step, kind) {
+  if (!document.getElementById('table-screen')) return null;
+  const labels = boxes(SEAT_LABELS, 2);  // not flush against a name either
+  // A round trip's figure is written in place every few seconds ("8 ms", then "1204 ms", or
+  // nothing yet): keep clear of the room it may grow into, at its place in its row.
+  for (const lat of document.querySelectorAll('.opp .name .lat, #me .mehead .lat')) {
+    if (!lat.getClientRects().length) continue;  // not shown
+    const r = lat.getBoundingClientRect(), row = lat.parentElement.getBoundingClientRect();
+    labels.push({left: r.left - 2, top: row.top, right: Math.max(r.right, r.left + 48) + 2, bottom: row.bottom});
+  }
+  const others = Object.entries(MESSAGES).filter(([k]) => k !== kind).map(([, sel]) => sel);
+  const things = boxes([TABLE_THINGS, ...others].join(', '));
+  const maxX = innerWidth - width - 4, maxY = innerHeight - height - 4;
+  const spots = [];
+  const seen = new Set();
+  const xs = [0];
+  for (let d = step.x; step.x && d <= step.rangeX; d += step.x) xs.push(d, -d);
+  const ys = [0];
+  for (let d = step.y; d <= step.rangeY; d += step.y) ys.push(d, -d);
+  for (const dx of xs) {
+    for (const dy of ys) {
+      const left = Math.round(Math.min(Math.max(x + dx, 4), Math.max(4, maxX)));
+      const top = Math.round(Math.min(Math.max(y + dy, 4), Math.max(4, maxY)));
+      const k = `${left},${top}`;
+      if (seen.has(k)) continue;
+      seen.add(k);
+      spots.push({left, top, width, height, far: Math.hypot(left - x, top - y)});
+    }
+  }
+  let best = null;
+  for (const s of spots) {
+    s.labels = covers(s, labels);
+    if (best && s.labels > best.labels) continue;
+    s.things = covers(s, things);
+    if (!best || s.labels < best.labels || s.things < best.things
+      || (s.things === best.things && s.far < best.far)) best = s;
+  }
+  return best;
+}
+
+/** Put the passing messages where they cover nobody's name: at the table, as near the felt
+ *  just above the foundations, centred, as the seats' labels allow; where the screen has no
+ *  room for them all without covering cards, only the newest shows (screen readers heard the
+ *  others already). Elsewhere they stay under the top of the screen, as style.css has it. */
+function placeToasts(box) {
+  box.style.left = box.style.top = box.style.transform = '';
+  const middle = document.querySelector('#table-screen .middle');
+  if (!middle) return;
+  for (;;) {
+    const shown = box.querySelectorAll('.toast');
+    if (!shown.length) return;
+    const r = box.getBoundingClientRect();
+    const wish = middle.getBoundingClientRect().top + 4;
+    const spot = clearSpot(r.left, wish, r.width, r.height, {x: 32, y: 8, rangeX: innerWidth, rangeY: innerHeight}, 'toast');
+    if (!spot) return;
+    if ((spot.labels || spot.things) && shown.length > 1) {
+      clearTimeout(shown[0].timer);
+      shown[0].remove();
+      continue;
+    }
+    Object.assign(box.style, {left: `${spot.left}px`, top: `${spot.top}px`, transform: 'none'});
+    return;
+  }
+}
+
+/** A passing message (also read out by screen readers): at the table, where it covers no
+ *  seat's name (placeToasts). The same message again while it shows (a player tapping on)
+ *  restarts its time instead of stacking. */
 export function toast(text, kind = '', ms = 2600) {
   const box = document.getElementById('toasts');
   if (!box) return;
@@ -62,21 +173,27 @@ export function toast(text, kind = '', ms = 2600) {
   const t = h('div', {class: 'toast ' + kind, text});
   box.append(t);
   while (box.children.length > 3) box.firstChild.remove();
+  placeToasts(box);
   t.timer = setTimeout(() => t.remove(), ms);
 }
 
-/** A word beside what the player just touched (a card with no place to go): over their own
- *  cards, not the other seats', and gone in a moment; one at a time. Read out like a toast. */
+/** A word beside what the player just touched (a card with no place to go): above or below
+ *  it, wherever it covers no seat's name (the player's own was under the Nertz pile's) and
+ *  the fewest cards, never past the screen's edge; gone in a moment; one at a time. Read out
+ *  like a toast. */
 export function note(el, text, ms = 1400) {
   document.querySelectorAll('.note-bubble').forEach((b) => b.remove());
   if (!el || !el.isConnected) { toast(text, '', ms); return; }
   const r = el.getBoundingClientRect();
   const b = h('div', {class: 'toast note-bubble', 'aria-hidden': 'true', text});
   document.body.append(b);
-  // Centred over the card, but never past the screen's edge: shifted, not squeezed.
-  const half = b.offsetWidth / 2;
-  b.style.left = `${Math.round(Math.min(Math.max(r.left + r.width / 2, half + 4), innerWidth - half - 4))}px`;
-  b.style.top = `${Math.round(Math.max(r.top - 6, 40))}px`;
+  const w = b.offsetWidth, ht = b.offsetHeight;
+  // Centred over the card, 6 px above it, as first wish; below it next, then further off.
+  const x = r.left + r.width / 2 - w / 2;
+  const above = r.top - 6 - ht;
+  const spot = clearSpot(x, above, w, ht, {x: 16, y: 4, rangeX: 160, rangeY: r.height + ht + 160}, 'note');
+  b.style.left = `${Math.round(spot ? spot.left : Math.min(Math.max(x, 4), innerWidth - w - 4))}px`;
+  b.style.top = `${Math.round(spot ? spot.top : Math.max(above, 40))}px`;
   setTimeout(() => b.remove(), ms);
   // Screen readers hear it from the live region, which shows nothing itself.
   const live = document.getElementById('toasts');
@@ -85,6 +202,33 @@ export function note(el, text, ms = 1400) {
     live.append(said);
     setTimeout(() => said.remove(), ms);
   }
+}
+
+let colourEmoji = null;
+
+/** Whether this device draws emoji (in colour): a waving hand drawn in black on a canvas comes
+ *  out in colour only where an emoji font is installed; without one it is a blank box or a
+ *  black outline, and the page says what it means in words instead. Worked out once. */
+export function emojiShown() {
+  if (colourEmoji != null) return colourEmoji;
+  colourEmoji = false;
+  try {
+    const canvas = document.createElement('canvas');
+    canvas.width = canvas.height = 32;
+    const g = canvas.getContext('2d', {willReadFrequently: true});
+    g.fillStyle = '#000';
+    g.textBaseline = 'top';
+    g.font = '24px sans-serif';
+    g.fillText('\u{1F44B}', 2, 2);
+    const px = g.getImageData(0, 0, 32, 32).data;
+    for (let i = 0; i < px.length; i += 4) {
+      if (px[i + 3] > 64 && (Math.abs(px[i] - px[i + 1]) > 24 || Math.abs(px[i + 1] - px[i + 2]) > 24)) {
+        colourEmoji = true;
+        break;
+      }
+    }
+  } catch { /* no canvas: words */ }
+  return colourEmoji;
 }
 
 /** localStorage that never throws (private modes). */

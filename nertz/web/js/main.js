@@ -49,6 +49,7 @@ const app = {
   autoStart(roomId, level) { store.set('nertz:autostart', {room: roomId, level, asked: []}); },
   initial: (s) => seatInitial(s),
   hideResults() { S.resultsHidden = true; render(); },
+  help: () => toggleHelp(),
 };
 window.nertz = app;  // for the curious (and the tests): the page's state, read-only by convention
 
@@ -83,6 +84,7 @@ function teardown() {
   clearInterval(countdownTimer);
   if (overlayEl) { overlayEl.remove(); overlayEl = null; }
   overlayKey = '';
+  overlayReturn = '';
   Object.assign(S, {room: null, you: null, table: null, result: null, pending: [], latency: {}, resultsHidden: false, help: false});
   clearInterval(awayTimer);
 }
@@ -542,6 +544,7 @@ function render() {
 
 let overlayEl = null;
 let overlayKey = '';
+let overlayReturn = '';  // the id of what had the keyboard's focus when a sheet opened
 let lobbyKey = '';
 
 function overlays() {
@@ -558,7 +561,15 @@ function overlays() {
   if (key === overlayKey && (!key || (overlayEl && overlayEl.isConnected))) return;
   overlayKey = key;
   if (overlayEl) { overlayEl.remove(); overlayEl = null; }
-  if (!sheet) return;
+  if (!sheet) {
+    // Closed: the keyboard goes back to what opened it (the lobby's How to play, say).
+    const back = overlayReturn && document.getElementById(overlayReturn);
+    overlayReturn = '';
+    if (back) back.focus({preventScroll: true});
+    return;
+  }
+  const from = document.activeElement;
+  if (from && from.id && !overlayReturn) overlayReturn = from.id;
   // A click beside the help closes it; the results stay until asked (a drag released late
   // must not dismiss them).
   overlayEl = h('div', {class: 'overlay', onclick: (e) => { if (e.target === overlayEl && S.help) closeOverlay(); }}, sheet());

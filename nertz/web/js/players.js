@@ -279,6 +279,9 @@ export function roomRatings(room) {
   const draw = (target, data) => {
     const by = Object.fromEntries(data.players.map((p) => [p.player, p]));
     fill(target, h('h2', {text: `Ratings: ${familyName(data.family)}`}),
+      // Bare numbers told a newcomer nothing: what they are and what moves them.
+      h('p', {class: 'muted', id: 'ratings-how', text: 'Each player\'s skill at these rules. A new player starts at 1000; '
+        + 'each rated match (every seat filled) moves it, more for beating stronger players. A bot\'s rating is fixed by its level.'}),
       h('ul', {}, room.players.filter((p) => p.seat != null && by[p.id]).map((p) => h('li', {dataset: {player: p.id}},
         by[p.id].profile ? h('a', {href: `/players/${encodeURIComponent(by[p.id].profile)}`, text: p.name}) : h('span', {text: p.name}),
         ` ${by[p.id].rating.toFixed(0)}`))));

@@ -4,11 +4,11 @@
 // and foundations it changed. The viewer applies them in order; the board is the table view.
 
 import {h, fill, toast} from './dom.js';
-import {ownerMark, label, friendly} from './cards.js';
+import {ownerMark, label, friendly, parse} from './cards.js';
 import {clone} from './rules.js';
 import {TableView} from './table.js';
 import {rulesText} from './screens.js';
-import {analysisSlot} from './analysis.js';
+import {analysisSlot, WHY} from './analysis.js';
 
 /** Apply one frame step to a table view (a copy). */
 export function applyStep(table, step) {
@@ -61,6 +61,26 @@ export function describeStep(before, step, names) {
   return {text: `${who}: ${what} from ${place(src)} to ${to}`, card, dst: dst[0] === 'F' ? `F${step.ok && step.foundations && step.foundations.length ? step.foundations[0].number : ''}` : dst};
 }
 
+
+/** The match's races (every seat's `races_won` in the analysis), each placed at the viewer's
+ * step of the winning play: its seat's last foundation play to that foundation at or before the
+ * race's time (`t` is when the losing play was decided). */
+export function racesByStep(analysis, frames) {
+  const out = [];
+  for (const seat of analysis.seats || []) {
+    for (const race of seat.races_won || []) {
+      const round = frames.rounds[race.round - 1];
+      if (!round) continue;
+      let step = -1;
+      round.steps.forEach((st, i) => {
+        if (st.ok && st.seat === race.winner && st.t <= race.t
+          && (st.foundations || []).some((f) => f.number === race.foundation)) step = i + 1;
+      });
+      if (step > 0) out.push({...race, roundIndex: race.round - 1, step});
+    }
+  }
+  return out;
+}
 
 export class ReplayViewer {
   constructor(root, frames, title, app, start = {}) {
@@ -144,14 +164,43 @@ export class ReplayViewer {
     catch { toast(url); }
   }
 
-  /** Show the match's analysis under the board; each missed play jumps to its moment. */
+  /** Show the match's analysis under the board; each missed play jumps to its moment and
+   * points at the card that could have gone to a foundation (showMissed). */
   showAnalysis(load) {
-    this.result.after(analysisSlot(load, {onJump: (r, k) => {
+    const loaded = load();
+    loaded.then((data) => { this.races = racesByStep(data, this.frames); this.go(this.step); }).catch(() => {});
+    this.result.after(analysisSlot(() => loaded, {onJump: (r, k, missed) => {
       this.roundSel.value = String(r);
+      this.missed = missed ? {...missed, roundIndex: r, step: k} : null;
       this.loadRound(r);
       this.go(k);
       this.root.querySelector('.replay-board').scrollIntoView({block: 'nearest'});
     }}));
+  }
+
+  /** At the moment of the missed play jumped to (it stays marked there while the viewer moves
+   * on and comes back): the card ringed where it lay, the foundation it fitted outlined, and
+   * the step's line saying so in words. */
+  showMissed() {
+    for (const el of this.root.querySelectorAll('.missed, .missed-target')) el.classList.remove('missed', 'missed-target');
+    const m = this.missed;
+    if (!m || m.roundIndex !== this.round || m.step !== this.step) return;
+    const who = this.names[m.seat] ?? `Seat ${m.seat + 1}`;
+    const card = this.root.querySelector(`.opp[data-seat="${m.seat}"] [data-pile="${m.pile}"] .card[data-card="${m.card}"]`);
+    if (card) {
+      card.classList.add('missed');
+      card.setAttribute('aria-label', `${card.getAttribute('aria-label')}: a missed play, it could go to a foundation`);
+    }
+    const c = parse(m.card);
+    const table = this.snaps[this.step];
+    const f = c && table.foundations.find((x) => !x.finished && (x.suit == null || x.suit === c.suit)
+      && (x.needs || []).includes(c.rank));
+    const target = f && this.root.querySelector(`#foundations [data-pile="F${f.number}"]`);
+    if (target) target.classList.add('missed-target');
+    const where = f ? `foundation ${f.number}` : 'a new foundation';
+    this.status.append(h('span', {class: 'missed-note', id: 'replay-missed',
+      text: ` · Missed: ${who} could play the ${label(m.card)} from ${place(m.pile)} to ${where}`
+        + ` (for ${(m.ms / 1000).toFixed(1)} s, then ${WHY[m.why] || m.why})`}));
   }
 
   destroy() {
@@ -190,6 +239,8 @@ export class ReplayViewer {
         st.ok ? null : h('span', {class: 'bad', text: ` (refused: ${friendly(st.error)})`}));
       if (st.ok && said.card) this.highlight(st.seat, said);
     }
+    this.showMissed();
+    this.showRaces();
     this.showResult(k === this.snaps.length - 1);
     if (this.matchId) history.replaceState(history.state, '', this.address().slice(location.origin.length));
   }
@@ -201,6 +252,25 @@ export class ReplayViewer {
     for (const el of this.root.querySelectorAll('.card.moved')) el.classList.remove('moved');
     const el = this.root.querySelector(sel);
     if (el) el.classList.add('moved');
+  }
+
+  /** At the step whose play won a race for a foundation (the analysis's races, which the
+   * frames do not hold): the step's line says who beat whom, with which card and by how much,
+   * and the loser's card, still where it was, is marked. */
+  showRaces() {
+    for (const el of this.root.querySelectorAll('.race-lost')) el.classList.remove('race-lost');
+    const here = (this.races || []).filter((r) => r.roundIndex === this.round && r.step === this.step);
+    const name = (s) => this.names[s] ?? `Seat ${s + 1}`;
+    for (const r of here) {
+      const card = this.root.querySelector(`.opp[data-seat="${r.loser}"] .card[data-card="${r.card}"]`);
+      if (card) {
+        card.classList.add('race-lost');
+        card.setAttribute('aria-label', `${card.getAttribute('aria-label')}: lost the race for foundation ${r.foundation}`);
+      }
+      this.status.append(h('span', {class: 'race-note', dataset: {winner: String(r.winner)},
+        text: ` · ${name(r.winner)} beat ${name(r.loser)}'s ${label(r.card)} to foundation ${r.foundation}`
+          + (r.margin_ms == null ? '' : ` by ${r.margin_ms} ms`)}));
+    }
   }
 
   animate(step) {

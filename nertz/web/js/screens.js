@@ -281,7 +281,9 @@ export function lobbyScreen(root, app) {
           li.append(seatPicker(app, p, room));
         }
       } else {
-        li.append(h('span', {class: 'who muted', text: hand ? 'empty (optional: a lone partner plays the whole tableau)' : 'empty'}));
+        // What an empty seat waits for: a friend by the link, or (the host's choice) a bot.
+        li.append(h('span', {class: 'who muted', text: hand ? 'empty (optional: a lone partner plays the whole tableau)'
+          : isHost ? 'empty: send a friend the link, or add a bot' : 'empty: waiting for a player'}));
         if (isHost && hand === 0) li.append(botAdder(app, s));
       }
       seatsList.append(li);
@@ -289,7 +291,9 @@ export function lobbyScreen(root, app) {
   }
   const watchers = room.players.filter((p) => p.seat == null);
   const me = you && room.players.find((p) => p.id === you.player);
-  const ready = h('button', {id: 'ready', 'aria-pressed': me && me.ready ? 'true' : 'false',
+  // Ready only tells the host: the host, who starts the match, has nobody to tell.
+  const ready = isHost ? null : h('button', {id: 'ready', 'aria-pressed': me && me.ready ? 'true' : 'false',
+    'aria-describedby': 'ready-how',
     onclick: () => app.send({type: 'ready', ready: !(me && me.ready)})}, me && me.ready ? 'Ready ✓ (click to undo)' : "I'm ready");
   const full = empties.length === 0;
   const start = isHost ? h('button', {class: 'primary', id: 'start', disabled: !full,
@@ -309,7 +313,9 @@ export function lobbyScreen(root, app) {
   refill(root, h('div', {class: 'screen', id: 'lobby'},
     h('div', {class: 'row'}, h('h1', {class: 'grow'}, 'Room ', h('span', {class: 'code', id: 'room-code', text: room.code})),
       h('a', {href: '/', onclick: (e) => { e.preventDefault(); app.go('/'); }}, 'Home')),
-    h('p', {class: 'muted', text: rulesText(room)}),
+    h('div', {class: 'row'}, h('p', {class: 'muted', text: rulesText(room)}),
+      // The rules in words for a newcomer (the help also opens with ?, which nothing said).
+      h('button', {id: 'lobby-help', type: 'button', 'aria-keyshortcuts': '?', onclick: () => app.help()}, 'How to play')),
     h('div', {class: 'panel'},
       h('h2', {text: 'Invite friends'}),
       h('div', {class: 'share'}, linkBox, copy),
@@ -320,7 +326,9 @@ export function lobbyScreen(root, app) {
       seatsList,
       watchers.length ? h('p', {class: 'small'}, 'Watching: ', watchers.map((p, i) => [i ? ', ' : '', h('span', {text: p.name})])) : null,
       h('div', {class: 'actions'}, you && you.seat != null ? ready : null, start,
-        isHost ? null : h('span', {class: 'muted small', text: 'The host starts the match.'}))),
+        isHost ? (full ? h('span', {class: 'muted small', id: 'start-how', text: 'Start counts down, then everyone plays at once: there are no turns.'}) : null)
+          : h('span', {class: 'muted small', id: 'ready-how', text: you && you.seat != null
+            ? '"I\'m ready" shows the host you are set; the host starts the match.' : 'The host starts the match.'}))),
     roomRatings(room),
     matchesPanel(app, room)));
 }

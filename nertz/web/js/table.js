@@ -3,16 +3,43 @@
 // a card to its best place, and full keyboard play. Regions re-render only when what they show
 // changed; a drag moves a floating copy with transforms, so nothing underneath is laid out again.
 
-import {h, fill, refill, toast, note} from './dom.js';
+import {h, fill, refill, toast, note, clearSpot, emojiShown} from './dom.js';
 import {cardEl, backEl, slotEl, ownerMark, label, parse} from './cards.js';
 import {bestMove, fitFoundation, fitsWork, lift, canCall} from './rules.js';
 import {beep} from './sound.js';
 
 const PILE_KEYS = ['1', '2', '3', '4', '5'];
 const POINTER_MS = 100;  // a drag is told to the others at most ten times a second
-/** The quick reactions (the server's fixed set): what each shows and says. */
-const EMOTES = {wave: ['\u{1F44B}', 'Wave'], gg: ['GG', 'Good game'], wow: ['\u{1F62E}', 'Wow'],
-  oops: ['\u{1F605}', 'Oops'], hurry: ['\u23F1\uFE0F', 'Hurry up'], thanks: ['\u{1F64F}', 'Thanks']};
+/** The quick reactions (the server's fixed set): what each shows (an emoji, or a word where
+ *  the device has no emoji font: emojiShown) and says. */
+const EMOTES = {wave: ['\u{1F44B}', 'Wave', 'Wave'], gg: ['GG', 'Good game', 'GG'], wow: ['\u{1F62E}', 'Wow', 'Wow'],
+  oops: ['\u{1F605}', 'Oops', 'Oops'], hurry: ['\u23F1\uFE0F', 'Hurry up', 'Hurry'], thanks: ['\u{1F64F}', 'Thanks', 'Thanks']};
+
+/** What a reaction shows: its emoji where the device draws them, else its word. */
+function emoteFace(name) {
+  const e = EMOTES[name];
+  if (!e) return name;
+  return emojiShown() ? e[0] : e[2];
+}
+
+/** A smiling face drawn as SVG (the React button's: no emoji font needed). */
+function smiley() {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 16 16');
+  svg.setAttribute('class', 'react-face');
+  svg.setAttribute('aria-hidden', 'true');
+  const add = (tag, attrs) => {
+    const el = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+    svg.append(el);
+  };
+  add('circle', {cx: 8, cy: 8, r: 6.6, fill: 'none', stroke: 'currentColor', 'stroke-width': 1.5});
+  add('circle', {cx: 5.7, cy: 6.4, r: 1.05, fill: 'currentColor'});
+  add('circle', {cx: 10.3, cy: 6.4, r: 1.05, fill: 'currentColor'});
+  add('path', {d: 'M4.9 9.4 Q8 12.6 11.1 9.4', fill: 'none', stroke: 'currentColor', 'stroke-width': 1.5, 'stroke-linecap': 'round'});
+  return svg;
+}
 const STARTER_WORDS = {1: 'an Ace', 8: 'an 8', 11: 'a Jack', 12: 'a Queen', 13: 'a King'};
 
 /** Fly an element from a screen rectangle to where it now is (FLIP). */
@@ -51,10 +78,13 @@ export class TableView {
     this.build();
     this.onKey = (e) => this.key(e);
     document.addEventListener('keydown', this.onKey);
+    this.onResize = () => this.fitWatching();
+    window.addEventListener('resize', this.onResize);
   }
 
   destroy() {
     document.removeEventListener('keydown', this.onKey);
+    window.removeEventListener('resize', this.onResize);
     this.endDrag(false);
     for (const r of Object.values(this.remote || {})) { r.el.remove(); clearTimeout(r.timer); }
     this.remote = {};
@@ -86,11 +116,14 @@ export class TableView {
     const want = others.map((tab) => tab.seat).join(',');
     if (this.opps.dataset.seats !== want) {
       this.opps.dataset.seats = want;
-      // A spectator has the whole screen for the seats: one a row up to four (style.css).
+      // A spectator has the whole screen for the seats (fitWatching lays them out).
       const watching = seat == null;
       this.opps.classList.toggle('watching', watching);
       this.opps.classList.toggle('many', others.length > (watching ? 4 : 3));
       this.opps.classList.toggle('few', !watching && others.length <= 2);
+      this.root.querySelector('#table-screen').classList.toggle('crowded', !watching && others.length > 3);
+      // How many cards wide a seat's row of piles is (its work piles and three more).
+      this.opps.style.setProperty('--piles', String(3 + (others.length ? others[0].work.length : 5)));
       this.keys = Object.fromEntries(Object.entries(this.keys).filter(([k]) => !k.startsWith('opp')));
       fill(this.opps, others.map((tab) => h('div', {class: 'opp', dataset: {seat: String(tab.seat)}})));
     }
@@ -116,7 +149,69 @@ export class TableView {
     if (this.banner.textContent !== (extra.banner || '')) {
       this.banner.replaceChildren(...(extra.banner ? [h('span', {text: extra.banner})] : []));
     }
+    this.fitWatching();
     this.runFlights();
+  }
+
+  /** A spectator has no tableau of their own: the seats share the whole screen, in the number
+   * of columns that gives them the largest cards that fit (no larger than a player's own), so
+   * that watching is as legible as playing. The sizes come from the panels as drawn (what a
+   * seat needs besides its cards), and are worked out again only when the seats or the screen
+   * change; a player's page (and the replay viewer's board, which scrolls) keeps style.css's. */
+  fitWatching() {
+    const panel = this.opps.querySelector('.opp');
+    const fan = panel && panel.querySelector('.stack.fan');
+    if (this.ctx.seat != null || this.ctx.phase === 'replay' || !fan) {
+      if (this.fitKey) {
+        this.opps.style.removeProperty('--ow');
+        this.opps.style.removeProperty('grid-template-columns');
+        this.fitKey = '';
+      }
+      return;
+    }
+    const screen = this.root.querySelector('#table-screen');
+    const n = this.opps.children.length;
+    const key = [n, screen.clientWidth, screen.clientHeight, this.top.offsetHeight].join();
+    if (key === this.fitKey) return;
+    this.fitKey = key;
+    const css = (el) => getComputedStyle(el);
+    const px = (v) => parseFloat(v) || 0;
+    const sc = css(screen);
+    const gap = px(css(this.opps).rowGap);
+    const width = screen.clientWidth - px(sc.paddingLeft) - px(sc.paddingRight);
+    // The middle keeps room for its foundations, and half a row more (they wrap).
+    const fmin = px(css(this.founds).minHeight);
+    const height = screen.clientHeight - px(sc.paddingTop) - px(sc.paddingBottom)
+      - this.top.offsetHeight - 2 * px(sc.rowGap) - fmin * 1.5;
+    // A player's own card at this screen size: the most a spectator's cards grow to.
+    const probe = h('div', {class: 'card', style: {position: 'absolute', visibility: 'hidden', width: 'var(--cw)'}});
+    screen.append(probe);
+    const most = probe.getBoundingClientRect().width;
+    probe.remove();
+    let last = 0;
+    for (let pass = 0; pass < 3; pass++) {
+      const piles = panel.querySelector('.piles');
+      const w = panel.querySelector('.piles > .pile').getBoundingClientRect().width;
+      const cards = piles.querySelectorAll(':scope > .pile').length;
+      const tall = fan.getBoundingClientRect().height / w;  // a work pile's height, in card widths
+      const row = piles.lastElementChild.getBoundingClientRect().right - piles.firstElementChild.getBoundingClientRect().left;
+      const gapsW = row - cards * w;
+      const extraW = panel.getBoundingClientRect().width - piles.getBoundingClientRect().width;
+      const extraH = panel.getBoundingClientRect().height - fan.getBoundingClientRect().height;
+      let best = 0, cols = 1;
+      for (let c = 1; c <= n; c++) {
+        const rows = Math.ceil(n / c);
+        const byWidth = ((width - (c - 1) * gap) / c - extraW - gapsW) / cards;
+        const byHeight = ((height - (rows - 1) * gap) / rows - extraH) / tall;
+        const size = Math.min(byWidth, byHeight);
+        if (size > best) { best = size; cols = c; }
+      }
+      const size = Math.max(12, Math.floor(Math.min(best, most)));
+      this.opps.style.setProperty('--ow', `${size}px`);
+      this.opps.style.setProperty('grid-template-columns', `repeat(${cols}, minmax(0, 1fr))`);
+      if (Math.abs(size - last) < 1) break;
+      last = size;
+    }
   }
 
   /** Write a seat's round trip into its `.lat` label in place: the figure changes every few
@@ -521,23 +616,30 @@ export class TableView {
     const anchor = seat === this.ctx.seat ? this.me.querySelector('.mehead')
       : this.opps.querySelector(`.opp[data-seat="${seat}"] .name`);
     if (!anchor) return;
-    const box = anchor.getBoundingClientRect();
     const bubble = h('div', {class: 'emote-bubble', role: 'status', dataset: {seat: String(seat), emote: name},
       'aria-label': `${this.ctx.names(seat)}: ${EMOTES[name] ? EMOTES[name][1] : name}`},
-    EMOTES[name] ? EMOTES[name][0] : name);
-    bubble.style.left = `${Math.round(box.left + Math.min(box.width, 160))}px`;
-    bubble.style.top = `${Math.round(box.top)}px`;
+    emoteFace(name));
     document.body.append(bubble);
+    // Just after the seat's name, in its row, or as near as the seat labels leave room: it
+    // had sat over the name itself.
+    const nm = (anchor.querySelector('.nm') || anchor).getBoundingClientRect();
+    const row = anchor.getBoundingClientRect();
+    const w = bubble.offsetWidth, ht = bubble.offsetHeight;
+    const x = nm.right + 8, y = row.top + row.height / 2 - ht / 2;
+    const spot = clearSpot(x, y, w, ht, {x: 8, y: 4, rangeX: 480, rangeY: 120}, 'emote');
+    bubble.style.left = `${Math.round(spot ? spot.left : x)}px`;
+    bubble.style.top = `${Math.round(spot ? spot.top : y)}px`;
     setTimeout(() => bubble.remove(), 2600);
   }
 
   /** The reactions menu: one button opens the fixed set. */
   emoteMenu() {
     const menu = h('div', {class: 'emote-menu', id: 'emote-menu', hidden: true, role: 'group', 'aria-label': 'Reactions'},
-      Object.entries(EMOTES).map(([name, [face, words]]) => h('button', {class: 'emote', dataset: {emote: name},
-        'aria-label': words, title: words, onclick: () => { menu.hidden = true; this.ctx.emote(name); }}, face)));
+      Object.entries(EMOTES).map(([name, [, words]]) => h('button', {class: 'emote', dataset: {emote: name},
+        'aria-label': words, title: words, onclick: () => { menu.hidden = true; this.ctx.emote(name); }}, emoteFace(name))));
+    // Its face is drawn, not an emoji: a device without an emoji font showed an empty box.
     const open = h('button', {id: 'react', 'aria-expanded': 'false', 'aria-controls': 'emote-menu',
-      onclick: () => { menu.hidden = !menu.hidden; open.setAttribute('aria-expanded', String(!menu.hidden)); }}, '\u{1F642} React');
+      onclick: () => { menu.hidden = !menu.hidden; open.setAttribute('aria-expanded', String(!menu.hidden)); }}, smiley(), 'React');
     return h('span', {class: 'react'}, open, menu);
   }
 
