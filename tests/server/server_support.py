@@ -131,7 +131,7 @@ def ask(ws: WebSocketTestSession, message: Message, timeout: float = WAIT) -> Me
     return reply(ws, timeout)
 
 
-PASSING_KINDS = frozenset({"latency", "pointer", "emote"})
+PASSING_KINDS = frozenset({"latency", "pointer", "emote", "race"})
 """Messages to every socket that are no answer to anyone."""
 
 
@@ -320,7 +320,8 @@ def cards_in(message: Message, mover: int | None = None) -> list[tuple[int, Card
             elif node.get("kind") == "revealed":
                 found.append((node["seat"], Card.parse(node["card"])))
             elif {"loser", "card", "foundation"} <= node.keys():
-                # A race (in ``rejected`` and ``race_won``): the loser's card, still on its pile.
+                # A race (in ``rejected``, ``race_won`` and ``race``): the loser's card, still
+                # on its pile.
                 found.append((node["loser"], Card.parse(node["card"])))
             else:
                 for k, v in node.items():

@@ -276,6 +276,16 @@ def test_lost_race_names_the_winner(client: TestClient, race_deal: Any) -> None:
         told = reply(a)
         assert told == {"type": "race_won", "loser": 1, "loser_name": "Bob", "foundation": 1,
                         "card": "2H", "margin_ms": race["margin_ms"]}
+        # Everyone sees it happen, as at a real table: a watcher too.
+        with client.websocket_connect(f"/ws/{_ann.room}") as w:
+            hello(w, join(client, _ann.room, "Cy", spectator=True).token)
+            lost = ask(b, {"type": "play", "id": "3b", "move": "N-F1"})
+            assert lost["type"] == "rejected" and lost["race"]["winner"] == 0
+            seen = recv_until(w, "race")[0]
+            assert seen == {"type": "race", "winner": 0, "winner_name": "Ann", "loser": 1,
+                            "loser_name": "Bob", "foundation": 1, "card": "2H",
+                            "margin_ms": lost["race"]["margin_ms"]}
+            assert reply(a)["type"] == "race_won"
         lost = ask(b, {"type": "play", "id": "4", "move": "N-F"})
         assert lost["type"] == "rejected" and lost["race"]["winner"] == 0
         assert reply(a)["type"] == "race_won"
@@ -288,7 +298,7 @@ def test_lost_race_names_the_winner(client: TestClient, race_deal: Any) -> None:
         assert table.recorder is not None
         races = in_loop(client, lambda: table.recorder.file.to_json()["rounds"][-1]["races"])
         assert [(r["winner"], r["loser"], r["card"], r["foundation"]) for r in races] == [
-            (0, 1, "2H", 1), (0, 1, "2H", 1)]
+            (0, 1, "2H", 1)] * 3
         assert races[0]["margin_ms"] == race["margin_ms"]
         store = hub_of(client).store
         entries = in_loop(client, store.load_log, table.id)

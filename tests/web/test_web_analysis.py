@@ -40,7 +40,8 @@ def test_replay_viewer_shows_the_analysis_and_jumps(server: Any, new_page: Any,
     page.locator(".replay-board").screenshot(path=str(artifacts / "analysis-missed.png"))
     jumps.nth(0).click()
     assert (page.text_content("#replay-step") or "").startswith("1/6")
-    assert page.locator('.opp[data-seat="0"] [data-pile="W"] .card.missed[data-card="AH"]').count() == 1
+    missed = '.opp[data-seat="0"] [data-pile="W"] .card.missed[data-card="AH"]'
+    assert page.locator(missed).count() == 1
     assert page.locator("#foundations .fnd.missed-target").count() == 0  # an ace starts one
     assert "to a new foundation" in (page.text_content("#replay-missed") or "")
     # Stepping on leaves the moment: nothing is marked; back at it, the mark is there again.

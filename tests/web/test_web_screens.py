@@ -442,13 +442,17 @@ def test_home_errors_show_beside_what_caused_them(server: Any, new_page: Any,
 
 
 CARD_SIZES = """() => {
-  const width = (sel) => { const e = document.querySelector(sel); return e ? e.getBoundingClientRect().width : null; };
+  const width = (sel) => {
+    const e = document.querySelector(sel);
+    return e ? e.getBoundingClientRect().width : null;
+  };
   const middle = document.querySelector('#table-screen .middle').getBoundingClientRect();
   const count = document.querySelector('#me [data-pile="N"] .count');
   const name = document.querySelector('#me [data-pile="N"] .pile-label');
   return {own: width('#me [data-pile="N"] .card'), seats: width('.opp [data-pile="N"] .card'),
           middle: middle.height, h: innerHeight,
-          badge_over_name: count && count.getBoundingClientRect().bottom - name.getBoundingClientRect().top};
+          badge_over_name: count
+            && count.getBoundingClientRect().bottom - name.getBoundingClientRect().top};
 }"""
 """The width of one's own cards and of the other seats' (the Nertz piles'), how tall the
 table's middle is (the felt left over around the foundations), and by how much the Nertz pile's
@@ -516,7 +520,8 @@ COVERED_LABELS = """(selector) => {
       const h = Math.min(p.bottom, r.bottom) - Math.max(p.top, r.top);
       if (w > 0.5 && h > 0.5) {
         const seat = e.closest('[data-seat]');
-        out.push(`"${pop.textContent}" covers "${e.textContent}" of seat ${seat ? seat.dataset.seat : '?'}`);
+        const at = seat ? seat.dataset.seat : '?';
+        out.push(`"${pop.textContent}" covers "${e.textContent}" of seat ${at}`);
       }
     }
   }
@@ -535,7 +540,8 @@ NOTE_ON_EACH_CARD = """async () => {
     note(card, 'No place for the 7 of hearts right now');
     const b = document.querySelector('.note-bubble').getBoundingClientRect();
     found.push({card: card.dataset.card, box: [b.left, b.top, b.right, b.bottom].map(Math.round)});
-    window.__covered.push(...window.__coverCheck('.note-bubble').map((c) => `by ${card.dataset.card}: ${c}`));
+    window.__covered.push(
+      ...window.__coverCheck('.note-bubble').map((c) => `by ${card.dataset.card}: ${c}`));
   }
   return found;
 }"""

@@ -149,6 +149,21 @@ class RaceWon(ServerMessage, tag="race_won"):
     margin_ms: int | None
 
 
+class RaceSeen(ServerMessage, tag="race"):
+    """To everyone in the room, spectators included (unversioned, a passing moment): seat
+    ``winner``'s card went to ``foundation`` first and seat ``loser``'s ``card`` (still face up
+    on its pile, as everyone sees it) lost the race, ``margin_ms`` later (None where unknown).
+    The two seats hear it in their own answers too (``race_won``, ``rejected``)."""
+
+    winner: int
+    winner_name: str
+    loser: int
+    loser_name: str
+    foundation: int
+    card: str
+    margin_ms: int | None
+
+
 class Error(ServerMessage, tag="error", omit_defaults=True):
     """A command refused (``code`` for programs); ``id`` names the action it answers."""
 

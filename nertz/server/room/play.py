@@ -24,7 +24,17 @@ from nertz.replay import Race
 from nertz.server import protocol
 from nertz.server.room.fair_order import FairOrder
 from nertz.server.room.lobby import Player
-from nertz.server.room.messages import SENDER, Ack, CommandError, RaceWon, Rejected, Send, Stamp
+from nertz.server.room.messages import (
+    PASSING,
+    SENDER,
+    Ack,
+    CommandError,
+    RaceSeen,
+    RaceWon,
+    Rejected,
+    Send,
+    Stamp,
+)
 from nertz.server.room.people import People
 from nertz.server.room.phase import Phase
 from nertz.server.room.races import CAP_MS, Flag, Reply, Waiting, compensation, wall_ms
@@ -150,14 +160,18 @@ class Play(Rounds, People, FairOrder):
         self._send(SENDER, answer)
 
     def _race(self, race: Race) -> None:
-        """A contested play: into the race log (a log entry, then the match's replay file), and
-        the winning seat is told (the loser hears it in its ``rejected``)."""
+        """A contested play: into the race log (a log entry, then the match's replay file); the
+        winning seat is told (the loser hears it in its ``rejected``), and everyone sees it
+        happen, as at a real table (``race``: public cards only)."""
         self._log("race", race.to_json())
-        told = RaceWon(race.loser, self.lobby.seat_name(race.loser), race.foundation,
-                       str(race.card), race.margin_ms)
+        loser_name = self.lobby.seat_name(race.loser)
+        told = RaceWon(race.loser, loser_name, race.foundation, str(race.card), race.margin_ms)
         for p in list(self.players.values()):
             if p.seat == race.winner and p.bot is None:
                 self._send(p.id, told)
+        self._send(PASSING, RaceSeen(race.winner, self.lobby.seat_name(race.winner),
+                                     race.loser, loser_name, race.foundation, str(race.card),
+                                     race.margin_ms))
 
     # ------------------------------------------------------------------ plays waiting their turn
 

@@ -243,6 +243,14 @@ function onMessage(m) {
       if (!dropPending(m.id)) return;
       break;
     case 'rejected': onRejected(m); break;
+    case 'race': {  // everyone's news: the two seats in it hear their own answers instead
+      const seat = S.you ? S.you.seat : null;
+      if (seat !== m.winner && seat !== m.loser) {
+        const by = m.margin_ms == null ? '' : ` by ${m.margin_ms} ms`;
+        toast(`${m.winner_name} beat ${m.loser_name} to foundation ${m.foundation}${by}`, '', 3000);
+      }
+      return;
+    }
     case 'race_won':
       toast(m.margin_ms == null ? `You beat ${m.loser_name} to it` : `You beat ${m.loser_name} by ${m.margin_ms} ms`, 'good', 3000);
       return;
