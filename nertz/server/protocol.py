@@ -44,12 +44,17 @@ class Hello(msgspec.Struct, tag="hello", forbid_unknown_fields=True):
     compensation)."""
 
 
+MAX_MOVE_CHARS: Final = 32
+"""The longest move a client may send (the longest in SPEC notation is a dozen characters): a
+refused move is echoed, logged and remembered for the match, so it must not be a page long."""
+
+
 class Play(msgspec.Struct, tag="play", forbid_unknown_fields=True):
     """A move (SPEC notation). ``id`` is the client's own id for it: a repeated id is answered
     with the first answer and never applied twice. ``hand`` names the partner under split teams."""
 
     id: str
-    move: str
+    move: Annotated[str, msgspec.Meta(max_length=MAX_MOVE_CHARS)]
     hand: int | None = None
 
 

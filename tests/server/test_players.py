@@ -8,10 +8,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 import sqlalchemy as sa
 from openskill.models import PlackettLuce
-from server_support import hello, hub_of, in_loop, recv
+from server_support import hello, hub_of, in_loop, live_server, recv
 from starlette.testclient import TestClient
 
 from nertz.bots.driver import BotDriver
@@ -516,3 +517,47 @@ def test_a_match_dealt_from_a_public_replays_seed_is_not_rated(client: TestClien
 
     assert in_loop(client, record, "again-known", data["seed"]) is False
     assert in_loop(client, record, "again-fresh", None) is True
+
+
+def test_account_routes_take_only_json_so_no_other_site_can_post_a_form(
+        client: TestClient) -> None:
+    # A text/plain form can spell a JSON body ({"name":"M","password":"x=y..."}) and would sign
+    # its visitor in as the attacker: refused, naming what to send.
+    body = b'{"name":"Mallory","password":"pass=word123"}'
+    for path in ("/api/account/signup", "/api/account/signin"):
+        for kind in ("text/plain", "application/x-www-form-urlencoded", None):
+            headers = {"content-type": kind} if kind else {}
+            r = client.post(path, content=body, headers=headers)
+            assert r.status_code == 415 and "Content-Type: application/json" in r.json()["error"]
+    assert client.get("/api/me").json()["player"] is None
+    r = client.post("/api/account/signup", content=body,
+                    headers={"content-type": "application/json; charset=utf-8"})
+    assert r.status_code == 200
+
+
+def test_one_address_hashes_two_passwords_at_a_time(client: TestClient,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # The hashing threads are everyone's: one address's burst waits its turn (and says so).
+    from nertz.server.players import routes
+
+    monkeypatch.setitem(routes._hashing_from, "testclient", routes.HASHES_PER_ADDRESS)
+    r = client.post("/api/account/signin", json={"name": "Ann", "password": "correct horse"})
+    assert r.status_code == 429 and "being checked already" in r.json()["error"]
+    monkeypatch.setitem(routes._hashing_from, "testclient", routes.HASHES_PER_ADDRESS - 1)
+    r = client.post("/api/account/signin", json={"name": "Ann", "password": "correct horse"})
+    assert r.status_code == 401
+    assert routes._hashing_from["testclient"] == routes.HASHES_PER_ADDRESS - 1  # given back
+
+
+def test_one_account_is_tried_ten_times_a_minute_from_any_address(db_url: str) -> None:
+    # Each address has its own ten sign-ins a minute; the account has ten in all.
+    with live_server(create_app(db_url), ("127.0.0.1",)) as base:
+        def sign_in(address: str, password: str) -> int:
+            return httpx.post(base + "/api/account/signin", timeout=60,
+                              json={"name": "ann", "password": password},
+                              headers={"X-Forwarded-For": address}).status_code
+
+        assert httpx.post(base + "/api/account/signup", timeout=60,
+                          json={"name": "Ann", "password": "correct horse"}).status_code == 200
+        codes = [sign_in(f"192.0.2.{i}", "wrong horse") for i in range(1, 12)]
+        assert codes == [401] * 10 + [429]

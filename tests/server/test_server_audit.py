@@ -55,6 +55,12 @@ def test_frames_upload_is_bounded_in_rounds_and_names_bad_numbers(client: TestCl
     for path in ("/api/replays/frames", "/api/replays/analysis"):
         r = client.post(path, content=raw)
         assert r.status_code == 400 and r.json()["error"].startswith("not JSON"), r.text
+    # A move naming a foundation past that cap: a 400 naming it, not a plain-text 500.
+    data = {"format": replay.FORMAT, "rules": "pagat", "players": ["a", "b"], "seed": 1,
+            "rounds": [{"moves": [{"t": 0, "p": 0, "m": "N-F" + "9" * 5000}]}]}
+    for path in ("/api/replays/frames", "/api/replays/analysis"):
+        r = client.post(path, content=json.dumps(data).encode())
+        assert r.status_code == 400 and "play through" in r.json()["error"], r.text
 
 
 def test_bodies_are_refused_by_their_declared_size(client: TestClient) -> None:
@@ -86,6 +92,10 @@ def test_sync_is_throttled(client: TestClient) -> None:
         states = [m for m in got if m["type"] == "state"]
         refused = [m for m in got if m.get("code") == "too_fast"]
         assert refused or len(states) < 50, (len(states), len(refused))
+        # Full catch-ups have their own, lower limit: each is the whole table, and a socket
+        # that asks for them and never reads piles them up in the server's memory.
+        assert any("too many syncs" in m["message"] for m in refused), refused[:3]
+        assert len(states) < 20, len(states)
 
 
 def test_a_message_refused_as_too_many_carries_its_id(client: TestClient) -> None:

@@ -363,3 +363,26 @@ def test_a_kick_does_not_bar_the_hosts_own_address(client: TestClient) -> None:
             pass
     assert client.post(f"/api/rooms/{ann.room}/join", json={"name": "Cy"}).status_code == 200
     assert client.post(f"/api/rooms/{ann.room}/join", json={"name": "Bob"}).status_code == 403
+
+
+def test_joins_and_public_rooms_sent_at_once_keep_to_the_address_limits(db_url: str) -> None:
+    # Each used to pass the count before any of them was counted (the join awaits the store
+    # between the two): thirty joins at once filled a room, fifteen rooms at once were listed.
+    from nertz.server.players.listing import PER_LISTER
+
+    async def at_once(base: str) -> tuple[list[int], list[int]]:
+        async with httpx.AsyncClient(base_url=base, timeout=120) as http:
+            room = (await http.post("/api/rooms", json={"seats": 2})).json()["room"]
+            joins = await asyncio.gather(*(
+                http.post(f"/api/rooms/{room}/join", json={"name": f"N{i}", "spectator": True})
+                for i in range(PEOPLE_PER_ADDRESS + 8)))
+            rooms = await asyncio.gather(*(
+                http.post("/api/rooms", json={"seats": 2, "public": True})
+                for _ in range(PER_LISTER + 4)))
+        return [r.status_code for r in joins], [r.status_code for r in rooms]
+
+    with live_server(create_app(db_url)) as base:
+        joins, rooms = asyncio.run(at_once(base))
+        assert sorted(joins) == [200] * PEOPLE_PER_ADDRESS + [403] * 8
+        assert sorted(rooms) == [201] * PER_LISTER + [429] * 4
+        assert len(httpx.get(base + "/api/rooms").json()["rooms"]) == PER_LISTER

@@ -186,3 +186,9 @@ def test_a_key_named_twice_is_read_with_its_last_value_as_browsers_read_it() -> 
         protocol.Play(id="a", move="W1")
     with pytest.raises(protocol.ProtocolError, match="unknown field `zz`"):
         protocol.decode('{"type":"play","id":"a","move":"W1","zz":1}')
+
+
+def test_a_move_longer_than_any_in_the_notation_is_refused_by_its_length() -> None:
+    # A refused move is echoed, logged and remembered for the match: not a page of digits.
+    with pytest.raises(protocol.ProtocolError, match="length <= 32"):
+        protocol.decode('{"type":"play","id":"a","move":"N-F' + "9" * 4000 + '"}')

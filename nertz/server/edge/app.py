@@ -25,6 +25,7 @@ import contextlib
 import gc
 import logging
 import math
+import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -101,6 +102,13 @@ MESSAGES_PER_SECOND = 20.0
 socket from making the server build state, log or broadcast without end."""
 
 MESSAGE_BURST = 40.0
+
+SYNCS_PER_SECOND = 1.0
+"""Full catch-ups (``sync``) one socket may ask for a second, after a burst of
+:data:`SYNC_BURST`: each may answer with the whole table (kilobytes), and a socket that asks
+for them and never reads would pile them up in the server's memory."""
+
+SYNC_BURST = 3.0
 """Messages one socket may send at once before :data:`MESSAGES_PER_SECOND` applies."""
 
 ROOMS_PER_MINUTE = 20
@@ -132,6 +140,10 @@ PEOPLE_PER_ADDRESS = 16
 """People one client address may bring into one room (a household, a small class behind one
 address fits): more joins from it are refused, so that one address cannot fill a public room
 and keep everyone else out."""
+
+
+JOINING: Final = "joining "
+"""How a join in progress holds its address's place in ``LiveRoom.joined_from``."""
 
 
 class CreateRoom(msgspec.Struct, forbid_unknown_fields=True):
@@ -563,14 +575,19 @@ def create_app(
             raise ApiError(400, str(exc)) from None
         if not 2 <= data.seats <= 8:
             raise ApiError(400, f"seats must be 2 to 8, not {data.seats}")
-        if data.public:
+        spec = {"rules": rules.to_spec(), "seats": data.seats, "fair_races": data.fair_races}
+        if not data.public:
+            return await _open_room(request, spec, data.name)
+        # The count and the listing as one step: public rooms asked for at once all passed
+        # the count before any was listed (one process; its peers' at once could still pass).
+        async with listing_lock:
             try:
                 await players().listing.check(client_address(request))
             except ListingRefused as exc:
                 raise ApiError(429, str(exc)) from None
-        return await _open_room(request, {"rules": rules.to_spec(), "seats": data.seats,
-                                          "fair_races": data.fair_races}, data.name,
-                                data.public)
+            return await _open_room(request, spec, data.name, True)
+
+    listing_lock = asyncio.Lock()
 
     async def _open_room(request: Request, spec: dict[str, Any], name: str | None,
                          public: bool = False) -> JSONResponse:
@@ -630,13 +647,18 @@ def create_app(
         """Seat a person at the room's table (this process owns it): the seat and its token.
         ``address``: where the request came from, which may bring at most
         :data:`PEOPLE_PER_ADDRESS` people into the room."""
-        players_now = room.table.players
-        joined = room.joined_from = {pid: a for pid, a in room.joined_from.items()
-                                     if pid in players_now}
-        if address is not None and sum(a == address for a in joined.values()) \
-                >= PEOPLE_PER_ADDRESS:
-            raise ApiError(403, f"{PEOPLE_PER_ADDRESS} people have joined this room from your "
-                                "address already: no more may join from it")
+        joined = room.joined_from
+        for gone in [pid for pid in joined
+                     if pid not in room.table.players and not pid.startswith(JOINING)]:
+            del joined[gone]
+        # The join's place is held from here, before the join awaits the store: joins sent
+        # at once from one address all passed the count before any of them was counted.
+        held = f"{JOINING}{secrets.token_hex(8)}"
+        if address is not None:
+            if sum(a == address for a in joined.values()) >= PEOPLE_PER_ADDRESS:
+                raise ApiError(403, f"{PEOPLE_PER_ADDRESS} people have joined this room from "
+                                    "your address already: no more may join from it")
+            joined[held] = address
         try:
             player, token = await room.join(name, spectator)
         except CommandError as exc:
@@ -644,6 +666,8 @@ def create_app(
             raise ApiError(status, exc.message) from None
         except protocol.ProtocolError as exc:
             raise ApiError(400, str(exc)) from None
+        finally:
+            joined.pop(held, None)
         if room.table.broken:
             raise ApiError(503, "the room could not store the join; try again")
         if address is not None:
@@ -857,6 +881,9 @@ def create_app(
                 return await asyncio.to_thread(work)
             except ReplayError as exc:
                 raise ApiError(400, str(exc)) from None
+            except ValueError as exc:  # a move the notation reads as too big a number
+                raise ApiError(400, f"not a replay this server can play through: {exc}"
+                               ) from None
 
     async def socket(scope: Scope, receive: Receive, send: Send) -> None:
         # The handshake goes through Starlette's WebSocket (headers, accept, refusals); once
@@ -1002,6 +1029,7 @@ def create_app(
         loop = asyncio.get_running_loop()
         hello_by = loop.time() + HELLO_TIMEOUT
         allowance = TokenBucket(MESSAGES_PER_SECOND, MESSAGE_BURST)
+        syncs = TokenBucket(SYNCS_PER_SECOND, SYNC_BURST)
         try:
             while not conn.closed:
                 if said_hello:
@@ -1099,6 +1127,10 @@ def create_app(
                 if isinstance(msg, protocol.Pong) and (prober is None
                                                        or not prober.pong(msg.id)):
                     continue  # not ours to measure: nothing for the room
+                if isinstance(msg, protocol.Sync) and not syncs.take(loop.time()):
+                    conn.send(_error("too_fast", f"too many syncs: at most {SYNC_BURST:g} at "
+                                                 f"once, then {SYNCS_PER_SECOND:g} a second"))
+                    continue
                 stamp = prober.stamp(arrived) if prober is not None else Stamp(arrived)
                 if isinstance(msg, protocol.Kick):
                     await _kick(room, player, msg, conn)

@@ -132,8 +132,10 @@ _WHY: Final = {
     404: "no such player, family or rated match",
     409: "an account already, or the account name is taken",
     413: "the body is too large",
-    429: "too many sign-ins from one address (see Retry-After)",
-    503: "the room could not be loaded",
+    415: "an account's body must be JSON (Content-Type: application/json)",
+    429: "too many requests of this kind from one address or for one player (see "
+         "Retry-After)",
+    503: "the room could not be loaded, or the server is busy checking passwords",
 }
 
 
@@ -162,18 +164,18 @@ ROUTES: Final[dict[str, dict[str, Any]]] = {
     "me": {"responses": {200: _answer("who the server takes you for (player null: nobody "
                                       "yet), and your ratings", ME)}},
     "sign_up": {"responses": {200: _answer("your identity, now an account", SIGNED_IN),
-                              **_errors(400, 409, 413, 429, 503)},
+                              **_errors(400, 409, 413, 415, 429, 503)},
                 **_body(CREDENTIALS, "the account name and password (8 to 256 characters)")},
     "sign_in": {"responses": {200: _answer("the account's identity, for this device",
-                                           SIGNED_IN), **_errors(400, 401, 413, 429, 503)},
+                                           SIGNED_IN), **_errors(400, 401, 413, 415, 429, 503)},
                 **_body(CREDENTIALS, "the account name and password")},
     "sign_out": {"responses": {200: _answer("this device's identity forgotten", OK)}},
     "change_password": {"responses": {200: _answer("the password changed", OK),
-                                      **_errors(400, 401, 413, 429, 503)},
+                                      **_errors(400, 401, 413, 415, 429, 503)},
                         **_body(PASSWORD_CHANGE, "the old password and the new")},
     "delete_account": {"responses": {200: _answer("the player and their personal data "
                                                   "deleted", OK),
-                                   **_errors(400, 401, 413, 429, 503)},
+                                   **_errors(400, 401, 413, 415, 429, 503)},
                        **_body(DELETE_ACCOUNT, "an account's password", required=False)},
     "export": {"responses": {200: _answer("every rated match of yours, your ratings and "
                                           "figures", {"type": "object"}), **_errors(401)}},

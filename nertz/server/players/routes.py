@@ -6,8 +6,10 @@ router the app includes (:meth:`PlayersApi.router`). docs/protocol.md lists the 
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -17,7 +19,7 @@ from fastapi.responses import JSONResponse, Response
 from nertz.rules import PRESETS, Rules
 from nertz.server import protocol
 from nertz.server.limits import Limits, Rate, client_address
-from nertz.server.players.accounts import AccountError, Accounts
+from nertz.server.players.accounts import AccountError, Accounts, account_key
 from nertz.server.players.history import History, Sitter
 from nertz.server.players.identity import (
     COOKIE,
@@ -62,6 +64,19 @@ someone holding a player's identity token cannot guess the password faster than 
 
 UNLIMITED_ROOMS: Final = Rate("rooms", 0)
 """No limit on the rooms an address creates (nor, then, on the guests it makes)."""
+
+ACCOUNT_SIGNINS: Final = Rate("account_signins", 10)
+"""Sign-ins one account may be tried with a minute, from however many addresses."""
+
+ADDRESS_PASSWORD_CHECKS: Final = Rate("address_password_checks", 10)
+"""Password checks (changes, deletions) one address may ask for a minute, over every player
+it holds a token of (it may make five accounts a minute)."""
+
+HASHES_PER_ADDRESS: Final = 2
+"""Passwords one address may have hashed at once (this process): the hashing threads are
+shared by everyone, and an address's burst waits its turn rather than holding them all."""
+
+_hashing_from: Counter[str] = Counter()
 
 GUESTS_PER_ROOM: Final = 3
 """New guest players one address may make a minute, per room it may create a minute (60 with
@@ -204,6 +219,16 @@ class PlayersApi:
 
             return await read_json(request, kind, MAX_BODY)
 
+        async def account_body(request: Request, kind: type[Any]) -> Any:
+            # Another site's page can post a form here (text/plain can spell a JSON body) and
+            # sign its visitor in as someone else; a JSON content type it cannot send without
+            # asking first, and this server answers no such question.
+            kind_of = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            if kind_of != "application/json":
+                raise error(415, "send the body as JSON (Content-Type: application/json), "
+                                 f"not {kind_of or 'without a content type'}")
+            return await body(request, kind)
+
         async def me_or_401(request: Request) -> Profile:
             profile = await get().identities.find(token_from(request))
             if profile is None:
@@ -229,23 +254,42 @@ class PlayersApi:
                 raise error(429, f"too many {what}: try again in {wait} s",
                             {"Retry-After": str(wait)})
 
-        async def password_checked(profile: Profile) -> None:
-            # Keyed by the player: whoever holds their token, from however many addresses.
+        async def password_checked(request: Request, profile: Profile) -> None:
+            # Keyed by the player too: whoever holds their token, from however many addresses.
             await limited(PASSWORD_CHECKS, profile.id, "password checks for this player")
+            await limited(ADDRESS_PASSWORD_CHECKS, client_address(request),
+                          "password checks from one address")
+
+        @contextlib.asynccontextmanager
+        async def hashing(request: Request) -> AsyncIterator[None]:
+            address = client_address(request)
+            if _hashing_from[address] >= HASHES_PER_ADDRESS:
+                raise error(429, "a password from your address is being checked already: try "
+                                 "again in a moment", {"Retry-After": "1"})
+            _hashing_from[address] += 1
+            try:
+                yield
+            finally:
+                _hashing_from[address] -= 1
+                if not _hashing_from[address]:
+                    del _hashing_from[address]
 
         @api.post("/api/account/signup", **API["sign_up"])
         async def sign_up(request: Request) -> JSONResponse:
             await limited(SIGNUPS, client_address(request), "new accounts from one address")
-            data: Credentials = await body(request, Credentials)
+            data: Credentials = await account_body(request, Credentials)
             profile = await get().identities.find(token_from(request))
             try:
-                if profile is None:
-                    # Nobody yet: an account from the start (nothing left behind if refused).
-                    profile, token = await get().accounts.new_account(data.name, data.password)
-                else:
-                    profile = await get().accounts.sign_up(profile, data.name, data.password)
-                    # The guest's token may be known elsewhere: the account gets a new one.
-                    token = await get().identities.replace_tokens(profile.id)
+                async with hashing(request):
+                    if profile is None:
+                        # Nobody yet: an account from the start (nothing left if refused).
+                        profile, token = await get().accounts.new_account(data.name,
+                                                                          data.password)
+                    else:
+                        profile = await get().accounts.sign_up(profile, data.name,
+                                                               data.password)
+                        # The guest's token may be known elsewhere: the account gets a new one.
+                        token = await get().identities.replace_tokens(profile.id)
             except AccountError as exc:
                 raise error(exc.status, exc.message) from None
             return signed_in(request, profile, token)
@@ -253,9 +297,13 @@ class PlayersApi:
         @api.post("/api/account/signin", **API["sign_in"])
         async def sign_in(request: Request) -> JSONResponse:
             await limited(get().signins, client_address(request), "sign-ins from one address")
-            data: Credentials = await body(request, Credentials)
+            data: Credentials = await account_body(request, Credentials)
+            with contextlib.suppress(protocol.ProtocolError):  # a bad name is refused below
+                await limited(ACCOUNT_SIGNINS, account_key(data.name),
+                              "sign-ins to this account")
             try:
-                profile = await get().accounts.sign_in(data.name, data.password)
+                async with hashing(request):
+                    profile = await get().accounts.sign_in(data.name, data.password)
             except AccountError as exc:
                 raise error(exc.status, exc.message) from None
             return signed_in(request, profile, await get().identities.issue(profile.id))
@@ -271,11 +319,12 @@ class PlayersApi:
 
         @api.post("/api/account/password", **API["change_password"])
         async def change_password(request: Request) -> dict[str, Any]:
-            data: PasswordChange = await body(request, PasswordChange)
+            data: PasswordChange = await account_body(request, PasswordChange)
             profile = await me_or_401(request)
-            await password_checked(profile)
+            await password_checked(request, profile)
             try:
-                await get().accounts.change_password(profile, data.old, data.new)
+                async with hashing(request):
+                    await get().accounts.change_password(profile, data.old, data.new)
             except AccountError as exc:
                 raise error(exc.status, exc.message) from None
             await get().identities.revoke_others(profile.id, token_from(request))
@@ -283,12 +332,13 @@ class PlayersApi:
 
         @api.post("/api/account/delete", **API["delete_account"])
         async def delete_account(request: Request) -> JSONResponse:
-            data: DeleteAccount = await body(request, DeleteAccount)
+            data: DeleteAccount = await account_body(request, DeleteAccount)
             profile = await me_or_401(request)
             if not profile.guest and profile.account is not None:
-                await password_checked(profile)
+                await password_checked(request, profile)
                 try:
-                    await get().accounts.sign_in(profile.account, data.password or "")
+                    async with hashing(request):
+                        await get().accounts.sign_in(profile.account, data.password or "")
                 except AccountError as exc:
                     raise error(exc.status, exc.message) from None
             await get().accounts.delete(profile)
@@ -438,6 +488,6 @@ class PlayersApi:
         return status
 
 
-__all__ = ["GUESTS_PER_ROOM", "PASSWORD_CHECKS", "SIGNINS", "SIGNINS_PER_MINUTE", "SIGNUPS",
-           "DeleteAccount", "PasswordChange", "PlayersApi",
-           "QuickAsk"]
+__all__ = ["ACCOUNT_SIGNINS", "ADDRESS_PASSWORD_CHECKS", "GUESTS_PER_ROOM", "HASHES_PER_ADDRESS",
+           "PASSWORD_CHECKS", "SIGNINS", "SIGNINS_PER_MINUTE", "SIGNUPS", "DeleteAccount",
+           "PasswordChange", "PlayersApi", "QuickAsk"]
