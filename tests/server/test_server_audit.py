@@ -177,6 +177,9 @@ def test_names_cannot_impersonate(client: TestClient) -> None:
     r3 = client.post(f"/api/rooms/{ann.room}/join", json={"name": "\u3164\u3164",
                                                          "spectator": True})
     assert {r1.status_code, r2.status_code, r3.status_code} != {200}
+    # A bot's name by look, with a Cyrillic o, is a bot's name all the same.
+    r4 = client.post(f"/api/rooms/{ann.room}/join", json={"name": "Expert b\u043et 2"})
+    assert r4.status_code == 409 and "bots' names" in r4.json()["error"], r4.text
 
 
 def test_a_socket_that_stops_reading_is_cut_at_once() -> None:

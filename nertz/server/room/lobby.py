@@ -226,8 +226,9 @@ class Lobby:
         clean = protocol.clean_name(name)
         if len(self.players) >= MAX_PEOPLE:
             raise CommandError("room_full", "this room has as many people as it takes")
-        key = protocol.name_key(clean)
-        if _BOT_NAME.match(key):
+        # By look too: "Expert bot 2" with a Cyrillic o (U+043E) would pass for the bot.
+        if _BOT_NAME.match(protocol.name_key(clean)) or _BOT_NAME.match(
+                protocol.name_skeleton(clean)):
             raise CommandError("name_taken", f"names like {clean!r} are the room's bots' names: "
                                              "pick another name")
         # Compared by look (Unicode TS 39 skeletons), so nobody passes for someone here.
