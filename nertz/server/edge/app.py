@@ -104,9 +104,10 @@ socket from making the server build state, log or broadcast without end."""
 MESSAGE_BURST = 40.0
 
 SYNCS_PER_SECOND = 1.0
-"""Full catch-ups (``sync``) one socket may ask for a second, after a burst of
-:data:`SYNC_BURST`: each may answer with the whole table (kilobytes), and a socket that asks
-for them and never reads would pile them up in the server's memory."""
+"""Full catch-ups (``sync``) one socket gets a second, after a burst of :data:`SYNC_BURST`:
+each may answer with the whole table (kilobytes), and a socket that asks for them and never
+reads would pile them up in the server's memory. One asked for beyond them is held until its
+turn (a later one replaces it), not refused: the client waits for it."""
 
 SYNC_BURST = 3.0
 """Messages one socket may send at once before :data:`MESSAGES_PER_SECOND` applies."""
@@ -1030,6 +1031,17 @@ def create_app(
         hello_by = loop.time() + HELLO_TIMEOUT
         allowance = TokenBucket(MESSAGES_PER_SECOND, MESSAGE_BURST)
         syncs = TokenBucket(SYNCS_PER_SECOND, SYNC_BURST)
+        held_sync: list[asyncio.TimerHandle | None] = [None]
+        held_since: list[int | None] = [None]
+
+        def sync_held() -> None:
+            held_sync[0] = None
+            if (conn.closed or room is None or player is None
+                    or player.id not in room.table.players):
+                return
+            syncs.take(loop.time())  # the allowance it waited for
+            room.resync(conn, player, held_since[0])
+
         try:
             while not conn.closed:
                 if said_hello:
@@ -1128,8 +1140,11 @@ def create_app(
                                                        or not prober.pong(msg.id)):
                     continue  # not ours to measure: nothing for the room
                 if isinstance(msg, protocol.Sync) and not syncs.take(loop.time()):
-                    conn.send(_error("too_fast", f"too many syncs: at most {SYNC_BURST:g} at "
-                                                 f"once, then {SYNCS_PER_SECOND:g} a second"))
+                    # Held, not refused: the client waits for its catch-up (it drops what
+                    # comes meanwhile as a gap). One held at a time; a later one replaces it.
+                    held_since[0] = msg.since
+                    if held_sync[0] is None:
+                        held_sync[0] = loop.call_later(1.0 / SYNCS_PER_SECOND, sync_held)
                     continue
                 stamp = prober.stamp(arrived) if prober is not None else Stamp(arrived)
                 if isinstance(msg, protocol.Kick):
@@ -1139,6 +1154,8 @@ def create_app(
         except WebSocketDisconnect:
             pass
         finally:
+            if held_sync[0] is not None:
+                held_sync[0].cancel()
             if prober is not None:
                 prober.stop()
             if said_hello:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -71,21 +72,29 @@ HASHES_WAITING: Final = 32
 
 _hashing = ThreadPoolExecutor(HASH_THREADS, thread_name_prefix="nertz-argon2")
 _waiting = 0
+_waiting_lock = threading.Lock()
 
 T = TypeVar("T")
 
 
-async def _off_loop(work: Callable[..., T], *args: str) -> T:
-    """Run a hash (or a check) on the hashing threads, or refuse when too many wait."""
+def _done(_future: object) -> None:
     global _waiting
-    if _waiting >= HASHES_WAITING:
-        raise AccountError(503, "the server is busy checking passwords: try again in a few "
-                                "seconds")
-    _waiting += 1
-    try:
-        return await asyncio.get_running_loop().run_in_executor(_hashing, work, *args)
-    finally:
+    with _waiting_lock:
         _waiting -= 1
+
+
+async def _off_loop(work: Callable[..., T], *args: str) -> T:
+    """Run a hash (or a check) on the hashing threads, or refuse when too many wait. A hash
+    counts until its thread is done with it, even when the request that asked went away."""
+    global _waiting
+    with _waiting_lock:
+        if _waiting >= HASHES_WAITING:
+            raise AccountError(503, "the server is busy checking passwords: try again in a "
+                                    "few seconds")
+        _waiting += 1
+    job = _hashing.submit(work, *args)
+    job.add_done_callback(_done)
+    return await asyncio.wrap_future(job)
 
 
 @functools.cache
@@ -146,11 +155,15 @@ class Accounts:
         digest = await _hash(password)
         try:
             async with self.db.transaction() as conn:
-                await conn.execute(profiles.update().where(profiles.c.id == profile.id)
-                                   .values(name=clean, account=account_key(clean),
-                                           password_hash=digest))
+                # Still a guest: two sign-ups at once with one guest token make one account.
+                made = await conn.execute(
+                    profiles.update().where(profiles.c.id == profile.id)
+                    .where(profiles.c.account.is_(None))
+                    .values(name=clean, account=account_key(clean), password_hash=digest))
         except IntegrityError:
             raise AccountError(409, f"the account name {clean!r} is taken") from None
+        if made.rowcount != 1:
+            raise AccountError(409, "you have an account already: sign out to make another")
         return Profile(profile.id, clean, account_key(clean), profile.created_at)
 
     async def new_account(self, name: str, password: str) -> tuple[Profile, str]:

@@ -6,7 +6,8 @@ process holds it, while it is in its lobby with a seat free.
 
 One address may have at most :data:`PER_LISTER` listed rooms open at once, so that nobody can
 push everyone else's rooms off the list (which shows the newest :data:`LISTED`). The list keeps
-a hash of the address that listed each room (:func:`lister_key`), not the address.
+a hash of the address that listed each room (:func:`lister_key`), not the address as written
+(the server's own table: a hash of an address can be reversed by trying every address).
 """
 
 from __future__ import annotations
@@ -91,10 +92,14 @@ class Listing:
                  .where(public_rooms.c.listed_at >= time.time() - LISTED_FOR)
                  .order_by(public_rooms.c.listed_at.desc(), public_rooms.c.room_id))
         out: list[dict[str, Any]] = []
+        seen: set[str] = set()
         for offset in range(0, SCANNED, BATCH):
             async with self.db.connection() as conn:
                 rows = list(await conn.execute(query.limit(BATCH).offset(offset)))
             for r in rows:
+                if r.id in seen:
+                    continue  # a room listed between two reads shifts the rows by one
+                seen.add(r.id)
                 entry = self._joinable(r)
                 if entry is not None:
                     out.append(entry)

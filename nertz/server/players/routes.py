@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse, Response
 from nertz.rules import PRESETS, Rules
 from nertz.server import protocol
 from nertz.server.limits import Limits, Rate, client_address
-from nertz.server.players.accounts import AccountError, Accounts, account_key
+from nertz.server.players.accounts import AccountError, Accounts
 from nertz.server.players.history import History, Sitter
 from nertz.server.players.identity import (
     COOKIE,
@@ -62,11 +62,8 @@ PASSWORD_CHECKS: Final = Rate("password_checks", 10)
 """Password changes and deletions one player may ask for a minute, wherever they ask from:
 someone holding a player's identity token cannot guess the password faster than a sign-in."""
 
-UNLIMITED_ROOMS: Final = Rate("rooms", 0)
+UNLIMITED_ROOMS: Final = Rate("rooms_unlimited", 0)
 """No limit on the rooms an address creates (nor, then, on the guests it makes)."""
-
-ACCOUNT_SIGNINS: Final = Rate("account_signins", 10)
-"""Sign-ins one account may be tried with a minute, from however many addresses."""
 
 ADDRESS_PASSWORD_CHECKS: Final = Rate("address_password_checks", 10)
 """Password checks (changes, deletions) one address may ask for a minute, over every player
@@ -298,9 +295,6 @@ class PlayersApi:
         async def sign_in(request: Request) -> JSONResponse:
             await limited(get().signins, client_address(request), "sign-ins from one address")
             data: Credentials = await account_body(request, Credentials)
-            with contextlib.suppress(protocol.ProtocolError):  # a bad name is refused below
-                await limited(ACCOUNT_SIGNINS, account_key(data.name),
-                              "sign-ins to this account")
             try:
                 async with hashing(request):
                     profile = await get().accounts.sign_in(data.name, data.password)
@@ -488,6 +482,6 @@ class PlayersApi:
         return status
 
 
-__all__ = ["ACCOUNT_SIGNINS", "ADDRESS_PASSWORD_CHECKS", "GUESTS_PER_ROOM", "HASHES_PER_ADDRESS",
+__all__ = ["ADDRESS_PASSWORD_CHECKS", "GUESTS_PER_ROOM", "HASHES_PER_ADDRESS",
            "PASSWORD_CHECKS", "SIGNINS", "SIGNINS_PER_MINUTE", "SIGNUPS", "DeleteAccount",
            "PasswordChange", "PlayersApi", "QuickAsk"]

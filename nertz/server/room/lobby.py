@@ -47,6 +47,9 @@ def bot_name(level: str, seat: int) -> str:
 
 
 _BOT_NAME: Final = re.compile(r"^\w+ bot \d+$")
+
+_BOT_LOOK: Final = re.compile(r"^\w+ bot \w{1,2}$")
+"""A bot's name by look: a skeleton turns digits into letters (``1`` and ``I`` into ``l``)."""
 """Names of :func:`bot_name`'s shape, compared as :func:`protocol.name_key` folds them: kept
 from people, so nobody passes for a bot."""
 
@@ -227,7 +230,7 @@ class Lobby:
         if len(self.players) >= MAX_PEOPLE:
             raise CommandError("room_full", "this room has as many people as it takes")
         # By look too: "Expert bot 2" with a Cyrillic o (U+043E) would pass for the bot.
-        if _BOT_NAME.match(protocol.name_key(clean)) or _BOT_NAME.match(
+        if _BOT_NAME.match(protocol.name_key(clean)) or _BOT_LOOK.match(
                 protocol.name_skeleton(clean)):
             raise CommandError("name_taken", f"names like {clean!r} are the room's bots' names: "
                                              "pick another name")
