@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 from server_support import live_server
+from websockets.sync.client import connect
 
 import nertz.server.edge.app as app_module
 from nertz.server.edge import http_protocol
@@ -175,3 +176,31 @@ def test_a_request_the_parser_refuses_gets_a_json_400_naming_why(tmp_path: Any) 
         assert json.loads(body)["error"].startswith("not a valid HTTP request: ")
         until(lambda: http_protocol.unfinished("127.0.0.1") == 0, "the count never fell")
         assert httpx.get(base + "/healthz").status_code == 200
+
+
+def test_an_address_holds_a_bounded_number_of_http_connections(tmp_path: Any) -> None:
+    # A request whose body never comes holds its connection for the body's whole deadline:
+    # past OPEN_PER_ADDRESS of them, one address's next connection is closed at once. A
+    # WebSocket does not count (the sockets have their own caps), nor does a closed one.
+    app = create_app(f"sqlite:///{tmp_path}/open.db", start_bots=False)
+    body_never_comes = (b"POST /api/replays/frames HTTP/1.1\r\nHost: x\r\ncontent-type: "
+                        b"application/json\r\ncontent-length: 10\r\n\r\n")
+    with live_server(app) as base:
+        held = [opened(base, body_never_comes) for _ in range(http_protocol.OPEN_PER_ADDRESS)]
+        try:
+            until(lambda: http_protocol.open_from("127.0.0.1") == http_protocol.OPEN_PER_ADDRESS,
+                  "the connections were not all counted")
+            with opened(base, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n") as one_more:
+                assert read_all(one_more) == b""  # closed, unanswered
+            held.pop().close()
+            until(lambda: http_protocol.open_from("127.0.0.1") < http_protocol.OPEN_PER_ADDRESS,
+                  "a closed connection kept counting")
+            assert httpx.get(base + "/healthz").status_code == 200
+        finally:
+            for sock in held:
+                sock.close()
+        until(lambda: http_protocol.open_from("127.0.0.1") == 0, "the count never fell")
+        room = httpx.post(base + "/api/rooms", json={"seats": 2}).json()["room"]
+        with connect(base.replace("http", "ws", 1) + f"/ws/{room}"):
+            until(lambda: http_protocol.open_from("127.0.0.1") == 0,
+                  "a WebSocket counted as an HTTP connection")

@@ -17,6 +17,13 @@ headers are complete. :class:`GuardedHttp` adds both guards an open server needs
   process, by the peer's address: behind a trusted proxy that is the proxy, which sends only
   whole requests.
 
+- **Few open connections per address.** An address may hold at most
+  :data:`OPEN_PER_ADDRESS` HTTP connections open at once, whatever phase their request is in
+  (a slow body held a file for its whole 30 s deadline, and nothing counted it); one more is
+  closed at once. A connection stops counting when it closes or becomes a WebSocket (the
+  sockets have their own caps). Counted per process, by the peer's address; a proxy the server
+  trusts (``nertz serve --trust-proxy``) is not counted: its connections carry everyone's.
+
 - **Errors in JSON.** A request the parser refuses gets a ``400`` whose JSON body names what
   was wrong, like every other error of the API (uvicorn answers in plain text).
 
@@ -37,6 +44,7 @@ from typing import Final
 
 import httptools
 import msgspec
+from uvicorn.middleware.proxy_headers import _TrustedHosts
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from nertz.server.limits import address_key
@@ -48,6 +56,11 @@ request's first byte, on a kept-alive connection)."""
 UNFINISHED_PER_ADDRESS: Final = 32
 """Connections one address may hold open with a request's headers still coming."""
 
+OPEN_PER_ADDRESS: Final = 256
+"""HTTP connections one address may hold open at once: a browser keeps six to a server for
+each profile (a household or a class behind one address has many), and keeps them a few
+seconds after its last request; one address still cannot hold the process's files."""
+
 HEADER_BYTES: Final = 64 * 1024
 """Bytes a request's headers may take (a browser's are a few kilobytes, cookies included); the
 check comes between reads, so at most one read (64 KiB) more reaches the parser."""
@@ -57,6 +70,9 @@ IMPORT_PATH: Final = "nertz.server.edge.http_protocol:GuardedHttp"
 
 _unfinished: Counter[str] = Counter()
 """This process's connections with headers still coming, by peer address."""
+
+_open: Counter[str] = Counter()
+"""This process's open HTTP connections (not yet WebSockets), by peer address."""
 
 
 def _closing(status: bytes, error: str) -> bytes:
@@ -75,11 +91,21 @@ class GuardedHttp(HttpToolsProtocol):
     _deadline: asyncio.TimerHandle | None = None
     _waiting = False
     _header_bytes = 0
+    _counted = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        """A connection opened: its first request's headers are now awaited."""
+        """A connection opened: counted against its address, and its first request's headers
+        are now awaited."""
         super().connection_made(transport)
-        self._address = address_key(self.client[0]) if self.client else "?"
+        peer = self.client[0] if self.client else None
+        self._address = address_key(peer) if peer else "?"
+        if not (self.config.proxy_headers
+                and peer in _TrustedHosts(self.config.forwarded_allow_ips)):
+            if _open[self._address] >= OPEN_PER_ADDRESS:
+                self.transport.close()  # nothing asked yet: nothing to answer
+                return
+            _open[self._address] += 1
+            self._counted = True
         self._await_headers()
 
     def data_received(self, data: bytes) -> None:
@@ -107,6 +133,8 @@ class GuardedHttp(HttpToolsProtocol):
             at = exc.args[0] if exc.args and isinstance(exc.args[0], int) else len(data)
             rest = data[at:]
             protocol = self.transport.get_protocol()
+            if protocol is not self:
+                self._release()  # a WebSocket now, under the sockets' own caps
             if rest and protocol is not self and isinstance(protocol, asyncio.Protocol):
                 protocol.data_received(rest)
 
@@ -128,7 +156,18 @@ class GuardedHttp(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         """The connection closed, its headers complete or not."""
         self._headers_in()
+        self._release()
         super().connection_lost(exc)
+
+    def _release(self) -> None:
+        if not self._counted:
+            return
+        self._counted = False
+        left = _open[self._address] - 1
+        if left > 0:
+            _open[self._address] = left
+        else:
+            del _open[self._address]
 
     def _await_headers(self) -> None:
         if self._waiting or self.transport.is_closing():
@@ -174,6 +213,11 @@ class GuardedHttp(HttpToolsProtocol):
         if self.cycle is None or self.cycle.response_complete:
             self.transport.write(_closing(status, error))
         self.transport.close()
+
+
+def open_from(address: str) -> int:
+    """HTTP connections open from ``address`` (this process; WebSockets aside)."""
+    return _open[address]
 
 
 def unfinished(address: str) -> int:
