@@ -83,6 +83,16 @@ def _closing(status: bytes, error: str) -> bytes:
             + body)
 
 
+def _uncount(counts: Counter[str], address: str) -> None:
+    """One less for ``address``, forgotten at none: the tables hold only addresses with
+    connections open."""
+    left = counts[address] - 1
+    if left > 0:
+        counts[address] = left
+    else:
+        del counts[address]
+
+
 class GuardedHttp(HttpToolsProtocol):
     """uvicorn's HTTP protocol with a deadline for each request's headers and a cap on the
     unfinished requests of one address (see the module)."""
@@ -163,11 +173,7 @@ class GuardedHttp(HttpToolsProtocol):
         if not self._counted:
             return
         self._counted = False
-        left = _open[self._address] - 1
-        if left > 0:
-            _open[self._address] = left
-        else:
-            del _open[self._address]
+        _uncount(_open, self._address)
 
     def _await_headers(self) -> None:
         if self._waiting or self.transport.is_closing():
@@ -185,11 +191,7 @@ class GuardedHttp(HttpToolsProtocol):
         if not self._waiting:
             return
         self._waiting = False
-        left = _unfinished[self._address] - 1
-        if left > 0:
-            _unfinished[self._address] = left
-        else:
-            del _unfinished[self._address]
+        _uncount(_unfinished, self._address)
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
