@@ -281,6 +281,6 @@ async def test_the_migration_adds_snapshots_to_a_stored_room(store_url: str) -> 
             assert "room_snapshots" not in names and "room_log" in names
             await conn.run_sync(_migrate, "upgrade", "head")
             version = (await conn.execute(sa.text("SELECT version_num FROM alembic_version")))
-            assert version.scalar() == "0006"
+            assert version.scalar() == "0007"
     finally:
         await engine.dispose()

@@ -132,6 +132,18 @@ def account_key(name: str) -> str:
     return protocol.name_key(protocol.clean_name(name))
 
 
+def account_look(name: str) -> str:
+    """What an account name looks like, for refusing look-alikes: its confusable skeleton
+    (:func:`nertz.server.protocol.name_skeleton`), so that Cyrillic ``\u0410nn`` or ``AnN``
+    cannot be made beside ``Ann`` and pass for it on a leaderboard or in a match's history."""
+    return protocol.name_skeleton(protocol.clean_name(name))
+
+
+def _taken(name: str) -> AccountError:
+    # One answer for the name itself and for a look-alike: which one is taken is not told.
+    return AccountError(409, f"the account name {name!r} is taken, or one that looks like it")
+
+
 def check_password(password: str) -> None:
     """Refuse a password too short or too long."""
     if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
@@ -159,9 +171,10 @@ class Accounts:
                 made = await conn.execute(
                     profiles.update().where(profiles.c.id == profile.id)
                     .where(profiles.c.account.is_(None))
-                    .values(name=clean, account=account_key(clean), password_hash=digest))
+                    .values(name=clean, account=account_key(clean),
+                            account_look=account_look(clean), password_hash=digest))
         except IntegrityError:
-            raise AccountError(409, f"the account name {clean!r} is taken") from None
+            raise _taken(clean) from None
         if made.rowcount != 1:
             raise AccountError(409, "you have an account already: sign out to make another")
         return Profile(profile.id, clean, account_key(clean), profile.created_at)
@@ -178,12 +191,12 @@ class Accounts:
         try:
             async with self.db.transaction() as conn:
                 await conn.execute(profiles.insert().values(
-                    id=profile.id, name=clean, account=profile.account, password_hash=digest,
-                    created_at=now))
+                    id=profile.id, name=clean, account=profile.account,
+                    account_look=account_look(clean), password_hash=digest, created_at=now))
                 await conn.execute(profile_tokens.insert().values(
                     token_hash=token_hash(token), profile_id=profile.id, created_at=now))
         except IntegrityError:
-            raise AccountError(409, f"the account name {clean!r} is taken") from None
+            raise _taken(clean) from None
         return profile, token
 
     @staticmethod
@@ -255,4 +268,4 @@ class Accounts:
 
 
 __all__ = ["DELETED_NAME", "HASHES_WAITING", "HASH_THREADS", "MIN_PASSWORD", "AccountError",
-           "Accounts", "SignInRefused", "account_key", "check_password"]
+           "Accounts", "SignInRefused", "account_key", "account_look", "check_password"]

@@ -18,8 +18,11 @@ profiles = sa.Table(
     sa.Column("account", sa.String(64), nullable=True, unique=True),
     sa.Column("password_hash", sa.Text, nullable=True),
     sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("account_look", sa.Text, nullable=True, unique=True),
 )
-"""A player: a guest (no account) or an account (``account``: the folded name signed in with)."""
+"""A player: a guest (no account) or an account (``account``: the folded name signed in with;
+``account_look``: its look-alike key, :func:`nertz.server.protocol.name_skeleton`, unique so that
+no account takes a name that passes for another's; migration ``0007``)."""
 
 profile_tokens = sa.Table(
     "profile_tokens",
