@@ -377,23 +377,70 @@ def run(
 
 
 class Recorder:
-    """Builds a replay file while a match is played: one call per accepted move."""
+    """Builds a replay file while a match is played: one call per accepted move.
+
+    The moves wait as tuples of numbers and text until the file is asked for (:attr:`file`,
+    :meth:`to_json`). A server holds every move of every match in play: one object per move,
+    each tracked by the cyclic garbage collector, made each of its full collections walk them
+    all (at 200 rooms they were the largest class of tracked objects, and a collection paused
+    every room for a fifth of a second); a tuple of atoms is not tracked."""
 
     def __init__(self, rules: Rules, players: Sequence[str], seed: int | str | None) -> None:
-        self.file = ReplayFile(rules, list(players), seed)
+        self._file = ReplayFile(rules, list(players), seed)
+        self._waiting: list[list[tuple[int, int, str, int | None]]] = []
+        """Per round of the file, its moves not yet in it (``t``, seat, the move's text,
+        partner), in the order they were recorded, after those that are."""
+
+    @property
+    def file(self) -> ReplayFile:
+        """The replay file so far (the moves recorded since the last look are put into it)."""
+        call_word = self._file.rules.call_word
+        for record, waiting in zip(self._file.rounds, self._waiting, strict=True):
+            if waiting:
+                record.moves.extend(TimedMove(t, p, Move.parse(m, call_word), h)
+                                    for t, p, m, h in waiting)
+                waiting.clear()
+        return self._file
+
+    @file.setter
+    def file(self, file: ReplayFile) -> None:
+        # A file read back (a room rebuilt from its snapshot): its moves wait as tuples too.
+        self._file = file
+        self._waiting = []
+        for record in file.rounds:
+            self._waiting.append([(tm.t, tm.p, str(tm.m), tm.h) for tm in record.moves])
+            record.moves.clear()
 
     def start_round(self, rnd: Round | None = None) -> None:
         """Begin a round; pass the dealt round to store its layouts in the file."""
         layouts = None if rnd is None else [t.to_layout() for t in rnd.tableaus]
-        self.file.rounds.append(RoundRecord(layouts))
+        self._file.rounds.append(RoundRecord(layouts))
+        self._waiting.append([])
 
     def record(self, t: int, seat: int, move: Move, hand: int | None = None) -> None:
         """Add one move to the current round."""
-        self.file.rounds[-1].moves.append(TimedMove(t, seat, move, hand))
+        self._waiting[-1].append((t, seat, str(move), hand))
 
     def race(self, race: Race) -> None:
         """Add a race the table decided to the current round's ``races``."""
-        self.file.rounds[-1].races.append(race)
+        self._file.rounds[-1].races.append(race)
+
+    def flag(self, flag: dict[str, Any]) -> None:
+        """Add one of the server's automation flags (:attr:`ReplayFile.flags`)."""
+        self._file.flags.append(flag)
+
+    def to_json(self) -> dict[str, Any]:
+        """The file form of the replay so far, as :meth:`ReplayFile.to_json` gives it, without
+        putting the waiting moves into the file."""
+        out = self._file.to_json()
+        for record, waiting in zip(out["rounds"], self._waiting, strict=True):
+            moves = record["moves"]
+            for t, p, m, h in waiting:
+                line: dict[str, Any] = {"t": t, "p": p, "m": m}
+                if h is not None:
+                    line["h"] = h
+                moves.append(line)
+        return out
 
 
 def frames(replay: ReplayFile) -> dict[str, Any]:

@@ -154,7 +154,7 @@ class Entries(TableCore):
         flag = Flag.from_json(data)
         self.flags.append(flag)
         if self.recorder is not None:
-            self.recorder.file.flags.append(flag.to_json())
+            self.recorder.flag(flag.to_json())
 
     def _on_close(self, data: dict[str, Any]) -> None:
         assert self.match is not None and self.round is not None

@@ -108,7 +108,7 @@ class Rounds(Broadcasts):
             # The results name the match's replay: it must be there to download when they
             # arrive, so they wait for the save, which waits for the log.
             save = self.archive.save_after(list(self._pending), self.match_id,
-                                           self.recorder.file.to_json(), self.match.winner)
+                                           self.recorder.to_json(), self.match.winner)
             self._futs.append(save)
         self._broadcast(RoundOver(self._result_json(), self.room_info()))
 

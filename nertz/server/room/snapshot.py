@@ -93,7 +93,7 @@ def capture(table: TableCore) -> dict[str, Any]:
         "match_id": table.match_id,
         "match": None if match is None else _match(match),
         "last_result": last,
-        "recorder": None if table.recorder is None else table.recorder.file.to_json(),
+        "recorder": None if table.recorder is None else table.recorder.to_json(),
         "watch": table.watch.to_json(),
         "flags": [f.to_json() for f in table.flags],
         "finished": list(table.archive.finished),

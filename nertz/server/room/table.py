@@ -116,7 +116,7 @@ class Table(Play, Seating, Gestures, Entries):
         if (table.phase is Phase.MATCH_OVER and table.match_id is not None
                 and table.recorder is not None and table.match is not None):
             # Killed between closing the last round and saving the match: save it now.
-            await table.archive.ensure_saved(table.match_id, table.recorder.file.to_json(),
+            await table.archive.ensure_saved(table.match_id, table.recorder.to_json(),
                                              table.match.winner)
         return table
 
