@@ -121,19 +121,23 @@ TRIM_PEAK = 256
 """Sockets open at a peak worth giving memory back after (fewer cost little)."""
 
 
-def give_back_memory() -> None:
-    """Collect garbage cycles, then return the C allocator's free pages to the system (glibc's
-    ``malloc_trim``; elsewhere only the collection). A closed socket leaves cycles behind
-    (tasks, exceptions and their frames) that the server's lazy collector (``nertz serve``
-    collects young objects rarely) would keep for long, and the allocator keeps freed pages
-    for reuse: after a flood of sockets the process would stay at its peak size for good."""
+def give_back_memory(trim: bool = True) -> None:
+    """Collect garbage cycles, then (``trim``) return the C allocator's free pages to the
+    system (glibc's ``malloc_trim``; elsewhere only the collection). A closed socket leaves
+    cycles behind (tasks, exceptions and their frames) that the server's lazy collector
+    (``nertz serve`` collects young objects rarely) would keep for long, and the allocator
+    keeps freed pages for reuse: after a flood of sockets the process would stay at its peak
+    size for good. The trim walks the whole heap (40 to 140 ms at 200 rooms, every room
+    waiting): worth it only when much was freed, not while the rooms there are keep playing."""
     gc.collect()
+    if not trim:
+        return
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = libc.malloc_trim
+        malloc_trim = libc.malloc_trim
     except (OSError, AttributeError):
         return
-    trim(0)
+    malloc_trim(0)
 
 
 class SocketCaps:

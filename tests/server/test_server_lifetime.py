@@ -264,3 +264,39 @@ def test_the_hub_collects_old_garbage_now_and_then(
         assert asyncio.run(main())
     finally:
         gc.enable()
+
+
+def test_the_hub_gives_pages_back_only_once_rooms_have_left_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The allocator's trim walks the whole heap (a pause for every room): while the same rooms
+    play on it has nothing to give back; once a room has left memory it has."""
+    monkeypatch.setattr(hub_module, "LATENCY_SECONDS", 0.02)
+    monkeypatch.setattr(hub_module, "COLLECT_SECONDS", 0.05)
+    trims: list[bool] = []
+    monkeypatch.setattr(hub_module, "give_back_memory", lambda trim=True: trims.append(trim))
+
+    async def until(count: int) -> None:
+        deadline = time.monotonic() + 60
+        while len(trims) < count:
+            assert time.monotonic() < deadline, "the hub stopped collecting"
+            await asyncio.sleep(0.01)
+
+    async def main() -> tuple[list[bool], list[bool]]:
+        store = await Store.open(f"sqlite:///{tmp_path / 'trim.db'}")
+        hub = Hub(store, start_bots=False)
+        try:
+            room = await hub.create(Rules.from_spec("pagat"), 2)
+            await hub.create(Rules.from_spec("pagat"), 2)
+            await until(3)
+            steady = list(trims)
+            await hub.unload(room)
+            await until(len(trims) + 2)  # one collection may have begun before the unload
+            return steady, trims[len(steady):]
+        finally:
+            await hub.close()
+            await store.close()
+
+    steady, after = asyncio.run(main())
+    assert not any(steady[1:]), steady  # the first may count the rooms made meanwhile
+    assert any(after), after
