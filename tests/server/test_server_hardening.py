@@ -6,6 +6,7 @@ body answered."""
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import time
 from collections.abc import Callable
@@ -13,11 +14,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
+import pytest
 from server_support import (
     WAIT,
+    live_server,
 )
 
 import nertz.server.edge.connection as connection_module
+from nertz.server.edge import http_protocol
+from nertz.server.edge.app import create_app
 
 DEMO = (Path(__file__).resolve().parents[2] / "examples" / "demo.nertz.json").read_bytes()
 """A real match's replay file (nine rounds), to upload."""
@@ -116,3 +122,26 @@ def test_a_socket_that_keeps_up_is_never_cut_for_large_messages() -> None:
     closed_normally, left, total = asyncio.run(main())
     assert closed_normally and left == 0
     assert total >= 80 * len(big) + len(huge)
+
+
+# --------------------------------------------------------------------------- 6. chunked bodies
+
+
+@pytest.mark.parametrize("body", [
+    b"zz\r\nnot a size\r\n",                      # a chunk size that is no number
+    b'2\r\n{}\r\n5\r\n"x"}XXXXXXXX\r\n0\r\n\r\n',  # a chunk longer than its size
+])
+def test_a_chunked_body_with_broken_framing_gets_a_json_400(tmp_path: Path, body: bytes) -> None:
+    app = create_app(f"sqlite:///{tmp_path}/chunk.db", start_bots=False)
+    head = (b"POST /api/rooms HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+            b"transfer-encoding: chunked\r\n\r\n")
+    with live_server(app) as base:
+        answer = raw_request(base, head + body)
+        status, _, rest = answer.partition(b"\r\n")
+        headers, _, payload = rest.partition(b"\r\n\r\n")
+        assert status.startswith(b"HTTP/1.1 400 "), answer[:300]
+        assert b"content-type: application/json" in headers.lower()
+        assert json.loads(payload)["error"].startswith("not a valid HTTP request: ")
+        assert answer.count(b"HTTP/1.1 ") == 1  # the app's own answer never follows
+        until(lambda: http_protocol.open_from("127.0.0.1") == 0, "the connection stayed counted")
+        assert httpx.get(base + "/healthz").status_code == 200
