@@ -20,6 +20,8 @@ from server_support import (
     WAIT,
     live_server,
 )
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
 
 import nertz.server.edge.connection as connection_module
 from nertz.server.edge import http_protocol
@@ -122,6 +124,37 @@ def test_a_socket_that_keeps_up_is_never_cut_for_large_messages() -> None:
     closed_normally, left, total = asyncio.run(main())
     assert closed_normally and left == 0
     assert total >= 80 * len(big) + len(huge)
+
+
+# --------------------------------------------------------------------------- 4. handshakes
+
+
+def test_handshake_refusals_are_json_with_their_status(tmp_path: Path) -> None:
+    app = create_app(f"sqlite:///{tmp_path}/hs.db", start_bots=False)
+    with live_server(app) as base:
+        room = httpx.post(base + "/api/rooms", json={"seats": 2}).json()["room"]
+        ws_base = base.replace("http://", "ws://")
+
+        def refusal(path: str, **kwargs: Any) -> Any:
+            with pytest.raises(InvalidStatus) as info:
+                connect(ws_base + path, open_timeout=WAIT, **kwargs)
+            response = info.value.response
+            assert response.headers["Content-Type"] == "application/json"
+            return response.status_code, json.loads(response.body)["error"], response.headers
+
+        status, error, headers = refusal(f"/ws/{room}", origin="http://evil.example")
+        assert status == 403 and "origin not allowed" in error
+        assert "Retry-After" not in headers  # trying again changes nothing
+        status, error, _ = refusal("/elsewhere")
+        assert status == 403 and "no WebSocket at this path" in error
+        # A handshake the WebSocket library refuses (no key): its 400, in JSON, naming why.
+        answer = raw_request(base, f"GET /ws/{room} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket"
+                                   "\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                                   .encode())
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400 "), answer[:300]
+        assert b"content-type: application/json" in head.lower()
+        assert "Sec-WebSocket-Key" in json.loads(body)["error"]
 
 
 # --------------------------------------------------------------------------- 6. chunked bodies

@@ -331,12 +331,17 @@ class SocketRoute:
         self.route = WebSocketRoute(path, endpoint)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The socket's handler for a WebSocket to the path; the app for anything else."""
+        """The socket's handler for a WebSocket to the path; the app for anything else (a
+        WebSocket to any other path is refused here, 403 as the framework's own refusal, in
+        the API's JSON)."""
         if scope["type"] == "websocket":
             match, child = self.route.matches(scope)
             if match is Match.FULL:
                 await self.endpoint({**scope, **child}, receive, send)
-                return
+            else:
+                await refuse_socket(scope, receive, send, "no WebSocket at this path: a "
+                                    f"room's socket is {self.route.path}", 403, retry=False)
+            return
         await self.app(scope, receive, send)
 
 
@@ -351,6 +356,20 @@ class PageFiles(StaticFiles):
     def file_response(self, *args: Any, **kwargs: Any) -> Response:
         """The file's answer (ETag and Last-Modified from Starlette), told how to cache."""
         response = super().file_response(*args, **kwargs)
+async def refuse_socket(scope: Scope, receive: Receive, send: Send, message: str, status: int,
+                        retry: bool = True) -> None:
+    """Refuse a WebSocket at its handshake with ``status`` and ``{"error": message}``, as the
+    HTTP routes refuse (``Retry-After: 10`` when ``retry``); a server without ASGI's denial
+    response gets a close frame instead (1013 if ``retry``, else 1008) with the reason."""
+    ws = WebSocket(scope, receive, send)
+    if "websocket.http.response" in scope.get("extensions", {}):
+        await ws.send_denial_response(JSONResponse(
+            {"error": message}, status_code=status,
+            headers={"Retry-After": "10"} if retry else None))
+    else:
+        await ws.close(code=1013 if retry else 1008, reason=message[:120])
+
+
         response.headers["cache-control"] = PAGE_CACHE
         return response
 
@@ -894,7 +913,9 @@ def create_app(
         room_id: str = scope["path_params"]["room_id"]
         if not origin_allowed(ws.headers.get("origin"), ws.headers.get("host"),
                               allowed_origins):
-            await ws.close(code=1008, reason="origin not allowed")
+            # Retrying changes nothing: no Retry-After.
+            await _refuse(ws, "origin not allowed: a browser's socket must come from this "
+                              "server's own page", 403, retry=False)
             return
         address = client_address(ws)
         refusal = sockets.acquire(address)
@@ -955,14 +976,11 @@ def create_app(
             pass  # said to the client once its socket is open
         return False, None
 
-    async def _refuse(ws: WebSocket, message: str, status: int) -> None:
-        """Refuse a socket at its handshake: an HTTP answer naming the cap where the server
-        can send one, else a close frame (code 1013, try again later) with the reason."""
-        if "websocket.http.response" in ws.scope.get("extensions", {}):
-            await ws.send_denial_response(JSONResponse(
-                {"error": message}, status_code=status, headers={"Retry-After": "10"}))
-        else:
-            await ws.close(code=1013, reason=message[:120])
+    async def _refuse(ws: WebSocket, message: str, status: int, retry: bool = True) -> None:
+        """Refuse a socket at its handshake: an HTTP answer in the API's JSON naming why,
+        where the server can send one (with ``Retry-After`` if trying again may pass), else a
+        close frame with the reason (code 1013, try again later; 1008 if not ``retry``)."""
+        await refuse_socket(ws.scope, ws.receive, ws.send, message, status, retry)
 
     async def _pipe(receive: Receive, conn: Connection, exc: OwnedElsewhere) -> None:
         """Another process owns the room: carry the socket's frames there and its answers
