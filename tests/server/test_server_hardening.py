@@ -20,12 +20,14 @@ from server_support import (
     WAIT,
     live_server,
 )
+from starlette.testclient import TestClient
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 import nertz.server.edge.connection as connection_module
 from nertz.server.edge import http_protocol
 from nertz.server.edge.app import create_app
+from nertz.server.edge.echo import ECHO_CHARS
 
 DEMO = (Path(__file__).resolve().parents[2] / "examples" / "demo.nertz.json").read_bytes()
 """A real match's replay file (nine rounds), to upload."""
@@ -155,6 +157,35 @@ def test_handshake_refusals_are_json_with_their_status(tmp_path: Path) -> None:
         assert head.startswith(b"HTTP/1.1 400 "), answer[:300]
         assert b"content-type: application/json" in head.lower()
         assert "Sec-WebSocket-Key" in json.loads(body)["error"]
+
+
+# --------------------------------------------------------------------------- 5. ids echoed
+
+
+def test_ids_that_are_not_ids_are_not_echoed_and_ids_are_clipped(client: TestClient) -> None:
+    long = "q" * 5000
+    paths = [f"/api/rooms/{long}", f"/api/matches/{long}/replay", f"/api/matches/{long}/frames",
+             f"/api/matches/{long}/analysis", f"/api/players/{long}",
+             f"/api/matches/{long}/ratings", f"/api/rooms/{long}/ratings",
+             f"/api/leaderboard/{long}"]
+    for path in paths:
+        r = client.get(path)
+        assert r.status_code == 404, (path[:40], r.text[:200])
+        error = r.json()["error"]
+        assert "q" * (ECHO_CHARS + 1) not in error and "not a valid" in error, error[:200]
+    joined = client.post(f"/api/rooms/{long}/join", json={"name": "Ann"})
+    assert joined.status_code == 404 and long[:ECHO_CHARS + 1] not in joined.text
+    # Control characters are never sent back, whatever the length.
+    r = client.get("/api/rooms/%07%1b[2J")
+    assert r.status_code == 404 and "\x1b" not in r.json()["error"]
+    # An id that could be one is quoted, clipped past ECHO_CHARS.
+    assert client.get("/api/rooms/NOSUCH").json()["error"] == "no room 'NOSUCH'"
+    clipped = client.get(f"/api/players/{'p' * 40}").json()["error"]
+    assert f"'{'p' * ECHO_CHARS}'\u2026" in clipped and "p" * (ECHO_CHARS + 1) not in clipped
+    # A socket's path too.
+    with client.websocket_connect(f"/ws/{long}") as ws:
+        message = json.loads(ws.receive_text())
+    assert message["code"] == "no_room" and "q" * (ECHO_CHARS + 1) not in message["message"]
 
 
 # --------------------------------------------------------------------------- 6. chunked bodies

@@ -50,6 +50,7 @@ from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rule
 from nertz.server import protocol
 from nertz.server.cluster.remote import RemoteSocket
 from nertz.server.edge.connection import Connection
+from nertz.server.edge.echo import shown
 from nertz.server.edge.latency import KERNEL_RTT, PING_INTERVAL, Prober, kernel_rtt_ms
 from nertz.server.edge.socket_protocol import HANDOVER, HandedIn, SocketProtocol
 from nertz.server.hub import ROOM_IDLE_SECONDS, Hub, OwnedElsewhere
@@ -544,15 +545,15 @@ def create_app(
             raise
         except Exception:
             log.exception("room %s could not be loaded", key)
-            raise ApiError(503, f"room {key!r} is unavailable") from None
+            raise ApiError(503, f"room {shown(key, 'room id or code')} is unavailable") from None
 
     async def room_or_404(key: str) -> LiveRoom:
         room = await find_room(key)
         if room is None:
             if len(key) <= 32 and await hub().closed_info(key) is not None:
-                raise ApiError(410, f"room {key!r} has closed (nobody was in it); its finished "
-                                    "matches stay downloadable")
-            raise ApiError(404, f"no room {key!r}")
+                raise ApiError(410, f"room {shown(key, 'room id or code')} has closed (nobody "
+                                    "was in it); its finished matches stay downloadable")
+            raise ApiError(404, f"no room {shown(key, 'room id or code')}")
         return room
 
     def room_url(request: Request, code: str) -> str:
@@ -777,7 +778,7 @@ def create_app(
         except ApiError as exc:
             raise RelayError(exc.message, exc.status) from None
         if room is None:
-            raise RelayError(f"no room {room_id!r}", 404)
+            raise RelayError(f"no room {shown(room_id, 'room id')}", 404)
         return room
 
     async def _call_info(args: dict[str, Any]) -> dict[str, Any]:
@@ -801,7 +802,7 @@ def create_app(
     async def match_replay(match_id: str) -> Response:
         replay = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if replay is None:
-            raise ApiError(404, f"no finished match {match_id!r}")
+            raise ApiError(404, f"no finished match {shown(match_id, 'match id')}")
         return Response(
             msgspec.json.encode(replay),
             media_type="application/json",
@@ -817,7 +818,7 @@ def create_app(
     async def match_frames(match_id: str) -> Response:
         data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if data is None:
-            raise ApiError(404, f"no finished match {match_id!r}")
+            raise ApiError(404, f"no finished match {shown(match_id, 'match id')}")
         # When it was played, for the viewer's title (ms since the epoch).
         finished = await hub().store.match_finished_at(match_id)
         return await _frames_response(
@@ -827,7 +828,7 @@ def create_app(
     async def same_deal(match_id: str, request: Request) -> JSONResponse:
         stored = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if stored is None:
-            raise ApiError(404, f"no finished match {match_id!r}")
+            raise ApiError(404, f"no finished match {shown(match_id, 'match id')}")
         await check_room_limit(request)
         data: SameDeal = await body(request, SameDeal)
         try:
@@ -835,7 +836,8 @@ def create_app(
         except ReplayError as exc:  # pragma: no cover - stored files are ours
             raise ApiError(500, str(exc)) from None
         if file.seed is None:
-            raise ApiError(400, f"match {match_id!r} has no seed to deal from again")
+            raise ApiError(400, f"match {shown(match_id, 'match id')} has no seed to deal "
+                                "from again")
         return await _open_room(request, {"rules": file.rules.to_spec(),
                                           "seats": len(file.players),
                                           "same_deal": [match_id, file.seed]}, data.name)
@@ -844,7 +846,7 @@ def create_app(
     async def match_analysis(match_id: str) -> Response:
         data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if data is None:
-            raise ApiError(404, f"no finished match {match_id!r}")
+            raise ApiError(404, f"no finished match {shown(match_id, 'match id')}")
         try:
             file = replay.from_json(data)
         except ReplayError as exc:  # pragma: no cover - stored files are ours
@@ -1036,10 +1038,10 @@ def create_app(
             return
         if room is None:
             if closed:
-                conn.send(_error("room_closed", f"room {room_id!r} has closed (nobody was in "
-                                                "it)"))
+                conn.send(_error("room_closed", f"room {shown(room_id, 'room id')} has closed "
+                                                "(nobody was in it)"))
             else:
-                conn.send(_error("no_room", f"no room {room_id!r}"))
+                conn.send(_error("no_room", f"no room {shown(room_id, 'room id')}"))
             return
         player: Player | None = None
         prober: Prober | None = None
