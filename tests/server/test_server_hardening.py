@@ -8,8 +8,9 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,10 +25,13 @@ from starlette.testclient import TestClient
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+import nertz.server.edge.app as app_module
 import nertz.server.edge.connection as connection_module
+from nertz import replay
 from nertz.server.edge import http_protocol
 from nertz.server.edge.app import create_app
 from nertz.server.edge.echo import ECHO_CHARS
+from nertz.server.limits import Rate
 
 DEMO = (Path(__file__).resolve().parents[2] / "examples" / "demo.nertz.json").read_bytes()
 """A real match's replay file (nine rounds), to upload."""
@@ -126,6 +130,111 @@ def test_a_socket_that_keeps_up_is_never_cut_for_large_messages() -> None:
     closed_normally, left, total = asyncio.run(main())
     assert closed_normally and left == 0
     assert total >= 80 * len(big) + len(huge)
+
+
+# --------------------------------------------------------------------------- 2. replay uploads
+
+
+@pytest.fixture
+def held_frames(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[threading.Event,
+                                                                    threading.Event]]:
+    """Making a replay's frames waits for ``release`` (``started`` says one is being made):
+    the replay thread is busy for as long as a test needs."""
+    started, release = threading.Event(), threading.Event()
+    real = replay.frames
+
+    def held(file: Any) -> Any:
+        started.set()
+        assert release.wait(WAIT), "the test never let the replay go"
+        return real(file)
+
+    monkeypatch.setattr(replay, "frames", held)
+    yield started, release
+    release.set()
+
+
+def from_address(n: int) -> dict[str, str]:
+    """Headers that make a request come from 10.0.0.n (the server trusts the test's proxy)."""
+    return {"x-forwarded-for": f"10.0.0.{n}"}
+
+
+def test_one_address_has_one_upload_under_way_and_others_are_not_held_by_it(
+        tmp_path: Path, held_frames: tuple[threading.Event, threading.Event]) -> None:
+    started, release = held_frames
+    app = create_app(f"sqlite:///{tmp_path}/up.db", start_bots=False)
+
+    async def main(base: str) -> None:
+        async with httpx.AsyncClient(base_url=base, timeout=WAIT * 2) as http:
+            first = asyncio.create_task(http.post("/api/replays/frames", content=DEMO,
+                                                  headers=from_address(1)))
+            assert await asyncio.to_thread(started.wait, WAIT), "the upload never started"
+            # Its second upload meanwhile is refused at once, body unread, naming why.
+            again = await http.post("/api/replays/frames", content=DEMO,
+                                    headers=from_address(1))
+            assert again.status_code == 429, again.text
+            assert "under way already" in again.json()["error"]
+            assert again.headers["Retry-After"] == "1"
+            # Another address's upload waits its turn, not refused.
+            other = asyncio.create_task(http.post("/api/replays/analysis", content=DEMO,
+                                                  headers=from_address(2)))
+            line = app.state.replay_line
+            await asyncio.to_thread(until, lambda: line.count == 2, "the second never queued")
+            release.set()
+            assert (await first).status_code == 200
+            assert (await other).status_code == 200
+            # Once answered, the address may upload again.
+            done = await http.post("/api/replays/analysis", content=DEMO,
+                                   headers=from_address(1))
+            assert done.status_code == 200, done.text
+        assert line.count == 0 and line.by_key == {}
+
+    with live_server(app, trusted_proxies=("127.0.0.1",)) as base:
+        asyncio.run(main(base))
+
+
+def test_the_replay_line_is_bounded_and_refuses_with_a_503(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        held_frames: tuple[threading.Event, threading.Event]) -> None:
+    started, release = held_frames
+    monkeypatch.setattr(app_module, "REPLAY_WORK_WAITING", 3)
+    app = create_app(f"sqlite:///{tmp_path}/line.db", start_bots=False)
+
+    async def main(base: str) -> None:
+        async with httpx.AsyncClient(base_url=base, timeout=WAIT * 2) as http:
+            def upload(n: int) -> asyncio.Task[httpx.Response]:
+                return asyncio.create_task(http.post("/api/replays/frames", content=DEMO,
+                                                     headers=from_address(n)))
+
+            on_thread = upload(1)
+            assert await asyncio.to_thread(started.wait, WAIT), "the upload never started"
+            waiting = [upload(2), upload(3)]
+            line = app.state.replay_line
+            await asyncio.to_thread(until, lambda: line.count == 3, "the line never filled")
+            refused = await http.post("/api/replays/frames", content=DEMO,
+                                      headers=from_address(4))
+            assert refused.status_code == 503, refused.text
+            assert "busy playing replays through" in refused.json()["error"]
+            assert refused.headers["Retry-After"]
+            release.set()
+            assert [(await t).status_code for t in [on_thread, *waiting]] == [200] * 3
+            later = await http.post("/api/replays/frames", content=DEMO,
+                                    headers=from_address(4))
+            assert later.status_code == 200
+
+    with live_server(app, trusted_proxies=("127.0.0.1",)) as base:
+        asyncio.run(main(base))
+
+
+def test_uploads_from_one_address_are_limited_a_minute(
+        client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app_module, "UPLOADS", Rate("replay_uploads", 2))
+    monkeypatch.setattr(app_module, "UPLOADS_PER_MINUTE", 2)
+    answers = [client.post(path, content=DEMO) for path in
+               ("/api/replays/frames", "/api/replays/analysis", "/api/replays/frames")]
+    assert [r.status_code for r in answers] == [200, 200, 429]
+    refused = answers[-1]
+    assert "at most 2 a minute" in refused.json()["error"]
+    assert int(refused.headers["Retry-After"]) >= 1
 
 
 # --------------------------------------------------------------------------- 4. handshakes

@@ -55,6 +55,7 @@ from nertz.server.edge.latency import KERNEL_RTT, PING_INTERVAL, Prober, kernel_
 from nertz.server.edge.socket_protocol import HANDOVER, HandedIn, SocketProtocol
 from nertz.server.hub import ROOM_IDLE_SECONDS, Hub, OwnedElsewhere
 from nertz.server.limits import (
+    InFlight,
     Limits,
     MemoryLimits,
     Rate,
@@ -94,6 +95,28 @@ frames however few its moves (an upload of 20,000 empty rounds took 24 s and 700
 to 500 points takes a few dozen."""
 
 HELLO_TIMEOUT = 10.0
+UPLOADS_PER_MINUTE = 20
+"""Replay files one client address may upload a minute, both upload routes together (after a
+first burst of as many): each is up to 2 MiB to read and up to a second of the replay
+thread's time (the page uploads a file once, and its analysis once more if asked)."""
+
+UPLOADS = Rate("replay_uploads", UPLOADS_PER_MINUTE)
+
+UPLOADS_AT_ONCE = 1
+"""Replay uploads one client address may have under way at once (per process), from the
+first byte of the body to the answer: a burst from one address waits its turn at the client,
+not in the server's memory nor ahead of everyone else's uploads."""
+
+REPLAY_WORK_PER_ADDRESS = 4
+"""Replays (uploaded, or finished matches' frames and analyses) one client address may have
+waiting for the replay thread or on it at once (per process): a table's players behind one
+address fetching their match's analysis at once fit; one address cannot fill the line."""
+
+REPLAY_WORK_WAITING = 16
+"""Replays that may wait for the replay thread or be on it at once (per process), from every
+address: one more is refused with a 503 rather than queued, so the wait stays bounded (each
+takes up to a second)."""
+
 """Seconds a new socket has to say hello (from its opening: other frames do not extend it). A
 client says it at once; a socket that does not holds a file and memory for nothing."""
 
@@ -815,14 +838,15 @@ def create_app(
         return Response(msgspec.json.encode(lesson()), media_type="application/json")
 
     @app.get("/api/matches/{match_id}/frames", **API["match_frames"])
-    async def match_frames(match_id: str) -> Response:
+    async def match_frames(match_id: str, request: Request) -> Response:
         data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if data is None:
             raise ApiError(404, f"no finished match {shown(match_id, 'match id')}")
         # When it was played, for the viewer's title (ms since the epoch).
         finished = await hub().store.match_finished_at(match_id)
-        return await _frames_response(
-            data, {} if finished is None else {"finished_at": round(finished * 1000)})
+        async with replay_place(client_address(request)):
+            return await _frames_response(
+                data, {} if finished is None else {"finished_at": round(finished * 1000)})
 
     @app.post("/api/matches/{match_id}/same_deal", **API["same_deal"])
     async def same_deal(match_id: str, request: Request) -> JSONResponse:
@@ -843,7 +867,7 @@ def create_app(
                                           "same_deal": [match_id, file.seed]}, data.name)
 
     @app.get("/api/matches/{match_id}/analysis", **API["match_analysis"])
-    async def match_analysis(match_id: str) -> Response:
+    async def match_analysis(match_id: str, request: Request) -> Response:
         data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if data is None:
             raise ApiError(404, f"no finished match {shown(match_id, 'match id')}")
@@ -851,18 +875,65 @@ def create_app(
             file = replay.from_json(data)
         except ReplayError as exc:  # pragma: no cover - stored files are ours
             raise ApiError(500, str(exc)) from None
-        return await _analysis_file(file)
+        async with replay_place(client_address(request)):
+            return await _analysis_file(file)
 
     @app.post("/api/replays/frames", **API["upload_frames"])
     async def upload_frames(request: Request) -> Response:
-        return await _frames_file(await _uploaded(request))
+        async with uploading(request) as raw:
+            return await _frames_file(await _uploaded(raw))
 
     @app.post("/api/replays/analysis", **API["upload_analysis"])
     async def upload_analysis(request: Request) -> Response:
-        return await _analysis_file(await _uploaded(request))
+        async with uploading(request) as raw:
+            return await _analysis_file(await _uploaded(raw))
 
-    async def _uploaded(request: Request) -> replay.ReplayFile:
-        raw = await read_body(request, MAX_REPLAY_BYTES, "a replay file")
+    uploads_under_way = InFlight(UPLOADS_AT_ONCE, 0)
+    replay_line = InFlight(REPLAY_WORK_PER_ADDRESS, REPLAY_WORK_WAITING)
+    app.state.replay_line = replay_line
+
+    @contextlib.asynccontextmanager
+    async def uploading(request: Request) -> AsyncIterator[bytes]:
+        """An upload's body, read once the address may upload now (:data:`UPLOADS_AT_ONCE`,
+        :data:`UPLOADS_PER_MINUTE`), and its place in the replay thread's line
+        (:func:`replay_place`) while the work inside runs."""
+        address = client_address(request)
+        # Counted before the body is read: one address's bodies are not held side by side.
+        if uploads_under_way.take(address) is not None:
+            raise ApiError(429, "a replay upload from your address is under way already (at "
+                                f"most {UPLOADS_AT_ONCE} at once): try again once it is "
+                                "answered", {"Retry-After": "1"})
+        try:
+            wait = await shared.take(UPLOADS, address)
+            if wait:
+                raise ApiError(429, "too many replay uploads from one address: at most "
+                                    f"{UPLOADS_PER_MINUTE} a minute; try again in {wait} s",
+                               {"Retry-After": str(wait)})
+            raw = await read_body(request, MAX_REPLAY_BYTES, "a replay file")
+            async with replay_place(address):
+                yield raw
+        finally:
+            uploads_under_way.give_back(address)
+
+    @contextlib.asynccontextmanager
+    async def replay_place(address: str) -> AsyncIterator[None]:
+        """A place in the replay thread's line for ``address`` (:data:`REPLAY_WORK_PER_ADDRESS`
+        of its own, :data:`REPLAY_WORK_WAITING` in all), held until the answer is made: a
+        request refused here costs nothing more, and the line ahead of anyone is short."""
+        refused = replay_line.take(address)
+        if refused == "key":
+            raise ApiError(429, f"{REPLAY_WORK_PER_ADDRESS} replays from your address are "
+                                "being played through already: try again once one is "
+                                "answered", {"Retry-After": "1"})
+        if refused is not None:
+            raise ApiError(503, f"the server is busy playing replays through ({REPLAY_WORK_WAITING}"
+                                " waiting): try again in a few seconds", {"Retry-After": "5"})
+        try:
+            yield
+        finally:
+            replay_line.give_back(address)
+
+    async def _uploaded(raw: bytes) -> replay.ReplayFile:
         # Reading and checking two megabytes is half a second of work: as playing one through.
         file = await _one_at_a_time(lambda: replay.loads(raw))
         if len(file.rounds) > MAX_REPLAY_ROUNDS:
