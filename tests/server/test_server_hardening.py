@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,9 +20,14 @@ import httpx
 import pytest
 from server_support import (
     WAIT,
+    ask,
+    create_room,
+    hello,
+    join,
     live_server,
+    wait_phase,
 )
-from starlette.testclient import TestClient
+from starlette.testclient import TestClient, WebSocketTestSession
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
@@ -235,6 +241,66 @@ def test_uploads_from_one_address_are_limited_a_minute(
     refused = answers[-1]
     assert "at most 2 a minute" in refused.json()["error"]
     assert int(refused.headers["Retry-After"]) >= 1
+
+
+# --------------------------------------------------------------------------- 3. rooms of bots
+
+
+def bots_alone(client: TestClient, stack: ExitStack) -> tuple[str, WebSocketTestSession]:
+    """A two-seat room whose host watches (spectator) and whose seats are bots; the host's
+    socket, said hello."""
+    ann = create_room(client, seats=2)
+    ws = stack.enter_context(client.websocket_connect(f"/ws/{ann.room}"))
+    assert hello(ws, ann.token)["type"] == "state"
+    ws.send_json({"type": "assign", "player": ann.player, "seat": None})
+    ws.send_json({"type": "add_bot"})
+    ws.send_json({"type": "add_bot"})
+    return ann.room, ws
+
+
+@pytest.mark.usefixtures("fast_bots")
+def test_one_address_has_few_rooms_of_bots_alone_playing_at_once(
+        client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app_module, "BOT_ROOMS_PER_ADDRESS", 1)
+    start = {"type": "start", "countdown_ms": 0}
+    with ExitStack() as stack:
+        _first, a = bots_alone(client, stack)
+        a.send_json(start)
+        wait_phase(a, "playing")
+        _second, b = bots_alone(client, stack)
+        refused = ask(b, start)
+        assert refused["type"] == "error" and refused["code"] == "too_many_bot_rooms", refused
+        assert "at most 1 at once" in refused["message"]
+        # A room where a person plays is no bot room, whatever its other seats.
+        ann = create_room(client, seats=2)
+        c = stack.enter_context(client.websocket_connect(f"/ws/{ann.room}"))
+        assert hello(c, ann.token)["type"] == "state"
+        c.send_json({"type": "add_bot"})
+        c.send_json(start)
+        wait_phase(c, "playing")
+        # Once the first room's round is over, its bots rest: the second may start.
+        wait_phase(a, "round_over")
+        b.send_json(start)
+        wait_phase(b, "playing")
+
+
+def test_a_seated_person_who_never_connects_does_not_hide_a_bot_room(
+        client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A seat held by someone with no socket open plays nothing: the bots play alone.
+    monkeypatch.setattr(app_module, "BOT_ROOMS_PER_ADDRESS", 1)
+    start = {"type": "start", "countdown_ms": 10_000}
+    with ExitStack() as stack:
+        _first, a = bots_alone(client, stack)
+        a.send_json(start)
+        wait_phase(a, "countdown")
+        ann = create_room(client, seats=2)
+        join(client, ann.room, "Bob")  # seated, never connects
+        c = stack.enter_context(client.websocket_connect(f"/ws/{ann.room}"))
+        assert hello(c, ann.token)["type"] == "state"
+        c.send_json({"type": "assign", "player": ann.player, "seat": None})
+        c.send_json({"type": "add_bot"})
+        refused = ask(c, start)
+        assert refused["type"] == "error" and refused["code"] == "too_many_bot_rooms", refused
 
 
 # --------------------------------------------------------------------------- 4. handshakes

@@ -70,6 +70,7 @@ from nertz.server.players import PlayersApi
 from nertz.server.players.listing import ListingRefused
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import CommandError, Error, Kicked, Stamp
+from nertz.server.room.phase import Phase
 from nertz.server.room.races import wall_ms
 from nertz.server.store import Store, StoreBusy, is_busy
 from nertz.server.tutorial import lesson
@@ -94,7 +95,6 @@ MAX_REPLAY_ROUNDS = 200
 frames however few its moves (an upload of 20,000 empty rounds took 24 s and 700 MB); a match
 to 500 points takes a few dozen."""
 
-HELLO_TIMEOUT = 10.0
 UPLOADS_PER_MINUTE = 20
 """Replay files one client address may upload a minute, both upload routes together (after a
 first burst of as many): each is up to 2 MiB to read and up to a second of the replay
@@ -117,6 +117,7 @@ REPLAY_WORK_WAITING = 16
 address: one more is refused with a 503 rather than queued, so the wait stays bounded (each
 takes up to a second)."""
 
+HELLO_TIMEOUT = 10.0
 """Seconds a new socket has to say hello (from its opening: other frames do not extend it). A
 client says it at once; a socket that does not holds a file and memory for nothing."""
 
@@ -166,6 +167,13 @@ PEOPLE_PER_ADDRESS = 16
 address fits): more joins from it are refused, so that one address cannot fill a public room
 and keep everyone else out."""
 
+BOT_ROOMS_PER_ADDRESS = 3
+"""Rooms with only bots at play one client address may have playing at once (per process): a
+host who watches bots play (seated elsewhere or not at all) costs the server the bots' CPU for
+no person at the table. A room counts while a round is counted down or played and every
+seated player is a bot or a person with no socket open; its host's ``start``, ``rematch``,
+``next_round`` or ``bot_seat`` that would make one more is refused (``too_many_bot_rooms``)."""
+
 
 JOINING: Final = "joining "
 """How a join in progress holds its address's place in ``LiveRoom.joined_from``."""
@@ -207,6 +215,10 @@ class ApiError(Exception):
 
 def _error(code: str, message: str, action_id: str | None = None) -> bytes:
     return protocol.encode(Error(code, message, action_id))
+
+
+_AT_PLAY: Final = (Phase.COUNTDOWN, Phase.PLAYING)
+"""A table's phases in which its bots play (or are about to)."""
 
 
 BODY_SECONDS: Final = 30.0
@@ -339,6 +351,20 @@ SocketEndpoint = Callable[[Scope, Receive, Send], Awaitable[None]]
 """A plain ASGI WebSocket handler: the scope (with ``path_params``), receive, send."""
 
 
+async def refuse_socket(scope: Scope, receive: Receive, send: Send, message: str, status: int,
+                        retry: bool = True) -> None:
+    """Refuse a WebSocket at its handshake with ``status`` and ``{"error": message}``, as the
+    HTTP routes refuse (``Retry-After: 10`` when ``retry``); a server without ASGI's denial
+    response gets a close frame instead (1013 if ``retry``, else 1008) with the reason."""
+    ws = WebSocket(scope, receive, send)
+    if "websocket.http.response" in scope.get("extensions", {}):
+        await ws.send_denial_response(JSONResponse(
+            {"error": message}, status_code=status,
+            headers={"Retry-After": "10"} if retry else None))
+    else:
+        await ws.close(code=1013 if retry else 1008, reason=message[:120])
+
+
 class SocketRoute:
     """ASGI middleware: WebSocket connections to ``path`` go straight to ``endpoint``, with the
     server's own ``receive`` and ``send``; everything else goes on to the app.
@@ -380,20 +406,6 @@ class PageFiles(StaticFiles):
     def file_response(self, *args: Any, **kwargs: Any) -> Response:
         """The file's answer (ETag and Last-Modified from Starlette), told how to cache."""
         response = super().file_response(*args, **kwargs)
-async def refuse_socket(scope: Scope, receive: Receive, send: Send, message: str, status: int,
-                        retry: bool = True) -> None:
-    """Refuse a WebSocket at its handshake with ``status`` and ``{"error": message}``, as the
-    HTTP routes refuse (``Retry-After: 10`` when ``retry``); a server without ASGI's denial
-    response gets a close frame instead (1013 if ``retry``, else 1008) with the reason."""
-    ws = WebSocket(scope, receive, send)
-    if "websocket.http.response" in scope.get("extensions", {}):
-        await ws.send_denial_response(JSONResponse(
-            {"error": message}, status_code=status,
-            headers={"Retry-After": "10"} if retry else None))
-    else:
-        await ws.close(code=1013 if retry else 1008, reason=message[:120])
-
-
         response.headers["cache-control"] = PAGE_CACHE
         return response
 
@@ -1261,8 +1273,61 @@ def create_app(
             room.resync(conn, player, msg.since)
         elif isinstance(msg, protocol.Hello):
             conn.send(_error("bad_message", "already said hello"))
+        elif _starts_bot_play(room, player, msg) and not _bot_room_allowed(room, conn.address):
+            conn.send(_error("too_many_bot_rooms", f"your address has {BOT_ROOMS_PER_ADDRESS} "
+                             "rooms of bots alone playing already (at most "
+                             f"{BOT_ROOMS_PER_ADDRESS} at once): seat a person here, or wait "
+                             "for one of them to finish its round"))
         else:
             room.handle(player, msg, conn, stamp)
+
+    bot_rooms: dict[str, set[str]] = {}
+    """The rooms each address set playing with bots alone (:data:`BOT_ROOMS_PER_ADDRESS`),
+    checked again at its next such command: a room that stopped (its round over, a person
+    seated and connected, the room gone) no longer counts."""
+
+    def _bots_alone(room: LiveRoom, to_bot: int | None = None) -> bool:
+        """Whether nobody but bots would play at the table: every seated player a bot, or a
+        person with no socket open (who plays nothing), ``to_bot``'s seat counted as a bot's."""
+        seated = [p for p in room.table.players.values() if p.seat is not None]
+        return bool(seated) and all(p.bot is not None or p.sockets == 0 or p.seat == to_bot
+                                    for p in seated)
+
+    def _starts_bot_play(room: LiveRoom, player: Player, msg: Any) -> bool:
+        """Whether ``msg`` would set bots alone playing in ``room`` (if the table takes it:
+        only its host's may)."""
+        if player.id != room.table.host:
+            return False
+        if isinstance(msg, protocol.Start | protocol.Rematch | protocol.NextRound):
+            return _bots_alone(room)
+        if isinstance(msg, protocol.BotSeat):
+            return room.table.phase in _AT_PLAY and _bots_alone(room, msg.seat)
+        return False
+
+    def _bot_room_allowed(room: LiveRoom, address: str) -> bool:
+        """Count ``room`` among ``address``'s rooms of bots alone, unless it has
+        :data:`BOT_ROOMS_PER_ADDRESS` others playing."""
+        mine = _still_playing(bot_rooms.get(address, set()))
+        if room.id not in mine and len(mine) >= BOT_ROOMS_PER_ADDRESS:
+            return False
+        # Counted from now: the command is handled at once, and one the table refuses leaves
+        # the room out of play, so the next look drops it.
+        mine.add(room.id)
+        if len(bot_rooms) > 10_000:  # addresses that never came back: forget the finished
+            for key in list(bot_rooms):
+                if not _still_playing(bot_rooms[key]):
+                    del bot_rooms[key]
+        bot_rooms[address] = mine
+        return True
+
+    def _still_playing(room_ids: set[str]) -> set[str]:
+        """``room_ids`` less the rooms no longer playing with bots alone (changed in place)."""
+        rooms = hub().rooms
+        for room_id in list(room_ids):
+            room = rooms.get(room_id)
+            if room is None or room.table.phase not in _AT_PLAY or not _bots_alone(room):
+                room_ids.discard(room_id)
+        return room_ids
 
     async def _kick(room: LiveRoom, by: Player, msg: protocol.Kick,
                     conn: Connection | RemoteSocket) -> None:
