@@ -100,7 +100,7 @@ class JsonRefusals(ServerProtocol):
         """The refusal ``status`` as ``{"error": text}`` (its phrase when ``text`` is empty),
         the status kept."""
         status = http.HTTPStatus(status)
-        said = text.strip()
+        said = " ".join(text.split())  # one line: the library's may run to several
         prefix = "Failed to open a WebSocket connection: "
         if said.startswith(prefix):  # the library's words: the reason is what matters
             said = "not a WebSocket handshake: " + said[len(prefix):]
