@@ -381,17 +381,12 @@ class SocketRoute:
         self.route = WebSocketRoute(path, endpoint)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The socket's handler for a WebSocket to the path; the app for anything else (a
-        WebSocket to any other path is refused here, 403 as the framework's own refusal, in
-        the API's JSON)."""
+        """The socket's handler for a WebSocket to the path; the app for anything else."""
         if scope["type"] == "websocket":
             match, child = self.route.matches(scope)
             if match is Match.FULL:
                 await self.endpoint({**scope, **child}, receive, send)
-            else:
-                await refuse_socket(scope, receive, send, "no WebSocket at this path: a "
-                                    f"room's socket is {self.route.path}", 403, retry=False)
-            return
+                return
         await self.app(scope, receive, send)
 
 
@@ -1038,6 +1033,13 @@ def create_app(
                 give_back_memory()
 
     app.add_middleware(SocketRoute, path="/ws/{room_id}", endpoint=socket)
+
+    @app.websocket("/{path:path}")
+    async def no_socket(ws: WebSocket, path: str) -> None:
+        # Every socket but a room's (SocketRoute takes those): refused as the framework
+        # refuses a path it does not know (403), with the reason in the API's JSON.
+        await _refuse(ws, "no WebSocket at this path: a room's socket is /ws/{room id}", 403,
+                      retry=False)
 
     async def _hand_over(proto: SocketProtocol | None,
                          room_id: str) -> tuple[bool, OwnedElsewhere | None]:
