@@ -183,6 +183,40 @@ class SocketCaps:
         return False
 
 
+class InFlight:
+    """Work in progress counted per key (a client address) and in total, each capped (0: no
+    cap): how a costly kind of request (a replay played through) keeps one address from
+    holding every place, and its waiting line bounded. Per process; a key with nothing in
+    flight is forgotten at once."""
+
+    def __init__(self, per_key: int, total: int) -> None:
+        self.per_key = per_key
+        self.total = total
+        self.count = 0
+        self.by_key: dict[str, int] = {}
+
+    def take(self, key: str) -> str | None:
+        """Count one more for ``key``; or, when a cap is reached, count nothing and say which:
+        ``"key"`` (``key`` has :attr:`per_key` in flight) or ``"total"``."""
+        held = self.by_key.get(key, 0)
+        if self.per_key and held >= self.per_key:
+            return "key"
+        if self.total and self.count >= self.total:
+            return "total"
+        self.by_key[key] = held + 1
+        self.count += 1
+        return None
+
+    def give_back(self, key: str) -> None:
+        """One counted by :meth:`take` for ``key`` is done."""
+        held = self.by_key.get(key, 0)
+        if held <= 1:
+            self.by_key.pop(key, None)
+        else:
+            self.by_key[key] = held - 1
+        self.count = max(0, self.count - 1)
+
+
 @dataclass(frozen=True, slots=True)
 class Rate:
     """A named rate limit per key: ``per_minute`` actions a minute after a first burst of as

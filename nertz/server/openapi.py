@@ -167,6 +167,19 @@ def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     return out
 
 
+def _replay_line(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """The errors of a route that plays a replay through, with the replay line's own 429 and
+    503 (docs/protocol.md, Limits)."""
+    out = _errors(*codes)
+    out[429] = _answer("too many replays from one address: uploads a minute, or under way at "
+                       "once (see Retry-After)", ERROR)
+    out[429]["headers"] = {"Retry-After": {"description": "seconds to wait",
+                                           "schema": {"type": "string"}}}
+    out[503] = _answer("the server is busy playing replays through (see Retry-After): try "
+                       "again", ERROR)
+    return out
+
+
 def _body(schema: dict[str, Any], description: str, required: bool = True) -> dict[str, Any]:
     return {"requestBody": {"required": required, "description": description,
                             "content": {JSON: {"schema": schema}}}}
@@ -197,7 +210,7 @@ ROUTES: Final[dict[str, dict[str, Any]]] = {
                                             {"type": "object"})}},
     "match_frames": {"responses": {200: _answer("the finished match, frame by frame, for the "
                                                 "page's viewer", {"type": "object"}),
-                                   **_errors(404)}},
+                                   **_replay_line(404)}},
     "same_deal": {
         "status_code": 201,
         "responses": {201: _answer("a new room whose first match deals the finished match's "
@@ -207,15 +220,16 @@ ROUTES: Final[dict[str, dict[str, Any]]] = {
                                required=False),
     },
     "match_analysis": {"responses": {200: _answer("what the match teaches each seat",
-                                                  {"type": "object"}), **_errors(404)}},
+                                                  {"type": "object"}),
+                                   **_replay_line(404)}},
     "upload_frames": {
         "responses": {200: _answer("the uploaded replay, frame by frame", {"type": "object"}),
-                      **_errors(400, 413)},
+                      **_replay_line(400, 413)},
         "openapi_extra": _body(REPLAY_FILE, "a replay file (at most 2 MiB, 25,000 moves)"),
     },
     "upload_analysis": {
         "responses": {200: _answer("what the uploaded match teaches each seat",
-                                   {"type": "object"}), **_errors(400, 413)},
+                                   {"type": "object"}), **_replay_line(400, 413)},
         "openapi_extra": _body(REPLAY_FILE, "a replay file (at most 2 MiB, 25,000 moves)"),
     },
 }

@@ -183,7 +183,8 @@ def test_an_address_holds_a_bounded_number_of_http_connections(tmp_path: Any) ->
     # past OPEN_PER_ADDRESS of them, one address's next connection is closed at once. A
     # WebSocket does not count (the sockets have their own caps), nor does a closed one.
     app = create_app(f"sqlite:///{tmp_path}/open.db", start_bots=False)
-    body_never_comes = (b"POST /api/replays/frames HTTP/1.1\r\nHost: x\r\ncontent-type: "
+    # A route that reads its body first (an upload now waits for its address's turn).
+    body_never_comes = (b"POST /api/quick HTTP/1.1\r\nHost: x\r\ncontent-type: "
                         b"application/json\r\ncontent-length: 10\r\n\r\n")
     with live_server(app) as base:
         held = [opened(base, body_never_comes) for _ in range(http_protocol.OPEN_PER_ADDRESS)]

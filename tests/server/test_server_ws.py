@@ -30,7 +30,7 @@ from server_support import (
     two_players,
     wait_phase,
 )
-from starlette.testclient import TestClient
+from starlette.testclient import TestClient, WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
 
 import nertz.server.edge.fanout as fanout_module
@@ -436,7 +436,9 @@ def test_origin(client: TestClient, origin: str | None, ok: bool) -> None:
         with client.websocket_connect(f"/ws/{ann.room}", headers=headers) as ws:
             assert hello(ws, ann.token)["type"] == "state"
     else:
-        with pytest.raises(WebSocketDisconnect) as info, \
+        # Refused at the handshake as the HTTP routes refuse: a status and a JSON error.
+        with pytest.raises(WebSocketDenialResponse) as info, \
                 client.websocket_connect(f"/ws/{ann.room}", headers=headers):
             pass
-        assert info.value.code == 1008
+        assert info.value.status_code == 403
+        assert "origin not allowed" in info.value.json()["error"]

@@ -7,5 +7,5 @@ the outbox that sends a command's messages only once its log entries are committ
 ``socket_protocol`` the server's WebSocket protocol under them all (uvicorn's, reading a move's
 frames and writing broadcasts on a short road of its own, and able to hand a connection to
 another process); ``mailbox`` the deque a socket's messages wait in, in and out; ``latency``
-each socket's round trip.
+each socket's round trip; ``echo`` what an error may quote of an id the client sent.
 """

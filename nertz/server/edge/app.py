@@ -50,10 +50,12 @@ from nertz.rules import OPTIONS, PRESET_SOURCES, PRESET_SUMMARIES, PRESETS, Rule
 from nertz.server import protocol
 from nertz.server.cluster.remote import RemoteSocket
 from nertz.server.edge.connection import Connection
+from nertz.server.edge.echo import shown
 from nertz.server.edge.latency import KERNEL_RTT, PING_INTERVAL, Prober, kernel_rtt_ms
 from nertz.server.edge.socket_protocol import HANDOVER, HandedIn, SocketProtocol
 from nertz.server.hub import ROOM_IDLE_SECONDS, Hub, OwnedElsewhere
 from nertz.server.limits import (
+    InFlight,
     Limits,
     MemoryLimits,
     Rate,
@@ -68,6 +70,7 @@ from nertz.server.players import PlayersApi
 from nertz.server.players.listing import ListingRefused
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import CommandError, Error, Kicked, Stamp
+from nertz.server.room.phase import Phase
 from nertz.server.room.races import wall_ms
 from nertz.server.store import Store, StoreBusy, is_busy
 from nertz.server.tutorial import lesson
@@ -91,6 +94,28 @@ MAX_REPLAY_ROUNDS = 200
 """The most rounds an uploaded replay may hold: each round costs its deal and a whole table's
 frames however few its moves (an upload of 20,000 empty rounds took 24 s and 700 MB); a match
 to 500 points takes a few dozen."""
+
+UPLOADS_PER_MINUTE = 20
+"""Replay files one client address may upload a minute, both upload routes together (after a
+first burst of as many): each is up to 2 MiB to read and up to a second of the replay
+thread's time (the page uploads a file once, and its analysis once more if asked)."""
+
+UPLOADS = Rate("replay_uploads", UPLOADS_PER_MINUTE)
+
+UPLOADS_AT_ONCE = 1
+"""Replay uploads one client address may have under way at once (per process), from the
+first byte of the body to the answer: a burst from one address waits its turn at the client,
+not in the server's memory nor ahead of everyone else's uploads."""
+
+REPLAY_WORK_PER_ADDRESS = 4
+"""Replays (uploaded, or finished matches' frames and analyses) one client address may have
+waiting for the replay thread or on it at once (per process): a table's players behind one
+address fetching their match's analysis at once fit; one address cannot fill the line."""
+
+REPLAY_WORK_WAITING = 16
+"""Replays that may wait for the replay thread or be on it at once (per process), from every
+address: one more is refused with a 503 rather than queued, so the wait stays bounded (each
+takes up to a second)."""
 
 HELLO_TIMEOUT = 10.0
 """Seconds a new socket has to say hello (from its opening: other frames do not extend it). A
@@ -142,6 +167,13 @@ PEOPLE_PER_ADDRESS = 16
 address fits): more joins from it are refused, so that one address cannot fill a public room
 and keep everyone else out."""
 
+BOT_ROOMS_PER_ADDRESS = 3
+"""Rooms with only bots at play one client address may have playing at once (per process): a
+host who watches bots play (seated elsewhere or not at all) costs the server the bots' CPU for
+no person at the table. A room counts while a round is counted down or played and every
+seated player is a bot or a person with no socket open; its host's ``start``, ``rematch``,
+``next_round`` or ``bot_seat`` that would make one more is refused (``too_many_bot_rooms``)."""
+
 
 JOINING: Final = "joining "
 """How a join in progress holds its address's place in ``LiveRoom.joined_from``."""
@@ -183,6 +215,10 @@ class ApiError(Exception):
 
 def _error(code: str, message: str, action_id: str | None = None) -> bytes:
     return protocol.encode(Error(code, message, action_id))
+
+
+_AT_PLAY: Final = (Phase.COUNTDOWN, Phase.PLAYING)
+"""A table's phases in which its bots play (or are about to)."""
 
 
 BODY_SECONDS: Final = 30.0
@@ -313,6 +349,20 @@ class SecurityHeaders:
 
 SocketEndpoint = Callable[[Scope, Receive, Send], Awaitable[None]]
 """A plain ASGI WebSocket handler: the scope (with ``path_params``), receive, send."""
+
+
+async def refuse_socket(scope: Scope, receive: Receive, send: Send, message: str, status: int,
+                        retry: bool = True) -> None:
+    """Refuse a WebSocket at its handshake with ``status`` and ``{"error": message}``, as the
+    HTTP routes refuse (``Retry-After: 10`` when ``retry``); a server without ASGI's denial
+    response gets a close frame instead (1013 if ``retry``, else 1008) with the reason."""
+    ws = WebSocket(scope, receive, send)
+    if "websocket.http.response" in scope.get("extensions", {}):
+        await ws.send_denial_response(JSONResponse(
+            {"error": message}, status_code=status,
+            headers={"Retry-After": "10"} if retry else None))
+    else:
+        await ws.close(code=1013 if retry else 1008, reason=message[:120])
 
 
 class SocketRoute:
@@ -525,15 +575,15 @@ def create_app(
             raise
         except Exception:
             log.exception("room %s could not be loaded", key)
-            raise ApiError(503, f"room {key!r} is unavailable") from None
+            raise ApiError(503, f"room {shown(key, 'room id or code')} is unavailable") from None
 
     async def room_or_404(key: str) -> LiveRoom:
         room = await find_room(key)
         if room is None:
             if len(key) <= 32 and await hub().closed_info(key) is not None:
-                raise ApiError(410, f"room {key!r} has closed (nobody was in it); its finished "
-                                    "matches stay downloadable")
-            raise ApiError(404, f"no room {key!r}")
+                raise ApiError(410, f"room {shown(key, 'room id or code')} has closed (nobody "
+                                    "was in it); its finished matches stay downloadable")
+            raise ApiError(404, f"no room {shown(key, 'room id or code')}")
         return room
 
     def room_url(request: Request, code: str) -> str:
@@ -758,7 +808,7 @@ def create_app(
         except ApiError as exc:
             raise RelayError(exc.message, exc.status) from None
         if room is None:
-            raise RelayError(f"no room {room_id!r}", 404)
+            raise RelayError(f"no room {shown(room_id, 'room id')}", 404)
         return room
 
     async def _call_info(args: dict[str, Any]) -> dict[str, Any]:
@@ -782,7 +832,7 @@ def create_app(
     async def match_replay(match_id: str) -> Response:
         replay = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if replay is None:
-            raise ApiError(404, f"no finished match {match_id!r}")
+            raise ApiError(404, f"no finished match {shown(match_id, 'match id')}")
         return Response(
             msgspec.json.encode(replay),
             media_type="application/json",
@@ -795,20 +845,21 @@ def create_app(
         return Response(msgspec.json.encode(lesson()), media_type="application/json")
 
     @app.get("/api/matches/{match_id}/frames", **API["match_frames"])
-    async def match_frames(match_id: str) -> Response:
+    async def match_frames(match_id: str, request: Request) -> Response:
         data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if data is None:
-            raise ApiError(404, f"no finished match {match_id!r}")
+            raise ApiError(404, f"no finished match {shown(match_id, 'match id')}")
         # When it was played, for the viewer's title (ms since the epoch).
         finished = await hub().store.match_finished_at(match_id)
-        return await _frames_response(
-            data, {} if finished is None else {"finished_at": round(finished * 1000)})
+        async with replay_place(client_address(request)):
+            return await _frames_response(
+                data, {} if finished is None else {"finished_at": round(finished * 1000)})
 
     @app.post("/api/matches/{match_id}/same_deal", **API["same_deal"])
     async def same_deal(match_id: str, request: Request) -> JSONResponse:
         stored = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if stored is None:
-            raise ApiError(404, f"no finished match {match_id!r}")
+            raise ApiError(404, f"no finished match {shown(match_id, 'match id')}")
         await check_room_limit(request)
         data: SameDeal = await body(request, SameDeal)
         try:
@@ -816,32 +867,80 @@ def create_app(
         except ReplayError as exc:  # pragma: no cover - stored files are ours
             raise ApiError(500, str(exc)) from None
         if file.seed is None:
-            raise ApiError(400, f"match {match_id!r} has no seed to deal from again")
+            raise ApiError(400, f"match {shown(match_id, 'match id')} has no seed to deal "
+                                "from again")
         return await _open_room(request, {"rules": file.rules.to_spec(),
                                           "seats": len(file.players),
                                           "same_deal": [match_id, file.seed]}, data.name)
 
     @app.get("/api/matches/{match_id}/analysis", **API["match_analysis"])
-    async def match_analysis(match_id: str) -> Response:
+    async def match_analysis(match_id: str, request: Request) -> Response:
         data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
         if data is None:
-            raise ApiError(404, f"no finished match {match_id!r}")
+            raise ApiError(404, f"no finished match {shown(match_id, 'match id')}")
         try:
             file = replay.from_json(data)
         except ReplayError as exc:  # pragma: no cover - stored files are ours
             raise ApiError(500, str(exc)) from None
-        return await _analysis_file(file)
+        async with replay_place(client_address(request)):
+            return await _analysis_file(file)
 
     @app.post("/api/replays/frames", **API["upload_frames"])
     async def upload_frames(request: Request) -> Response:
-        return await _frames_file(await _uploaded(request))
+        async with uploading(request) as raw:
+            return await _frames_file(await _uploaded(raw))
 
     @app.post("/api/replays/analysis", **API["upload_analysis"])
     async def upload_analysis(request: Request) -> Response:
-        return await _analysis_file(await _uploaded(request))
+        async with uploading(request) as raw:
+            return await _analysis_file(await _uploaded(raw))
 
-    async def _uploaded(request: Request) -> replay.ReplayFile:
-        raw = await read_body(request, MAX_REPLAY_BYTES, "a replay file")
+    uploads_under_way = InFlight(UPLOADS_AT_ONCE, 0)
+    replay_line = InFlight(REPLAY_WORK_PER_ADDRESS, REPLAY_WORK_WAITING)
+    app.state.replay_line = replay_line
+
+    @contextlib.asynccontextmanager
+    async def uploading(request: Request) -> AsyncIterator[bytes]:
+        """An upload's body, read once the address may upload now (:data:`UPLOADS_AT_ONCE`,
+        :data:`UPLOADS_PER_MINUTE`), and its place in the replay thread's line
+        (:func:`replay_place`) while the work inside runs."""
+        address = client_address(request)
+        # Counted before the body is read: one address's bodies are not held side by side.
+        if uploads_under_way.take(address) is not None:
+            raise ApiError(429, "a replay upload from your address is under way already (at "
+                                f"most {UPLOADS_AT_ONCE} at once): try again once it is "
+                                "answered", {"Retry-After": "1"})
+        try:
+            wait = await shared.take(UPLOADS, address)
+            if wait:
+                raise ApiError(429, "too many replay uploads from one address: at most "
+                                    f"{UPLOADS_PER_MINUTE} a minute; try again in {wait} s",
+                               {"Retry-After": str(wait)})
+            raw = await read_body(request, MAX_REPLAY_BYTES, "a replay file")
+            async with replay_place(address):
+                yield raw
+        finally:
+            uploads_under_way.give_back(address)
+
+    @contextlib.asynccontextmanager
+    async def replay_place(address: str) -> AsyncIterator[None]:
+        """A place in the replay thread's line for ``address`` (:data:`REPLAY_WORK_PER_ADDRESS`
+        of its own, :data:`REPLAY_WORK_WAITING` in all), held until the answer is made: a
+        request refused here costs nothing more, and the line ahead of anyone is short."""
+        refused = replay_line.take(address)
+        if refused == "key":
+            raise ApiError(429, f"{REPLAY_WORK_PER_ADDRESS} replays from your address are "
+                                "being played through already: try again once one is "
+                                "answered", {"Retry-After": "1"})
+        if refused is not None:
+            raise ApiError(503, f"the server is busy playing replays through ({REPLAY_WORK_WAITING}"
+                                " waiting): try again in a few seconds", {"Retry-After": "5"})
+        try:
+            yield
+        finally:
+            replay_line.give_back(address)
+
+    async def _uploaded(raw: bytes) -> replay.ReplayFile:
         # Reading and checking two megabytes is half a second of work: as playing one through.
         file = await _one_at_a_time(lambda: replay.loads(raw))
         if len(file.rounds) > MAX_REPLAY_ROUNDS:
@@ -894,7 +993,9 @@ def create_app(
         room_id: str = scope["path_params"]["room_id"]
         if not origin_allowed(ws.headers.get("origin"), ws.headers.get("host"),
                               allowed_origins):
-            await ws.close(code=1008, reason="origin not allowed")
+            # Retrying changes nothing: no Retry-After.
+            await _refuse(ws, "origin not allowed: a browser's socket must come from this "
+                              "server's own page", 403, retry=False)
             return
         address = client_address(ws)
         refusal = sockets.acquire(address)
@@ -933,6 +1034,13 @@ def create_app(
 
     app.add_middleware(SocketRoute, path="/ws/{room_id}", endpoint=socket)
 
+    @app.websocket("/{path:path}")
+    async def no_socket(ws: WebSocket, path: str) -> None:
+        # Every socket but a room's (SocketRoute takes those): refused as the framework
+        # refuses a path it does not know (403), with the reason in the API's JSON.
+        await _refuse(ws, "no WebSocket at this path: a room's socket is /ws/{room id}", 403,
+                      retry=False)
+
     async def _hand_over(proto: SocketProtocol | None,
                          room_id: str) -> tuple[bool, OwnedElsewhere | None]:
         """Give the socket (``proto``: the server's protocol of it, None on another server) to
@@ -955,14 +1063,11 @@ def create_app(
             pass  # said to the client once its socket is open
         return False, None
 
-    async def _refuse(ws: WebSocket, message: str, status: int) -> None:
-        """Refuse a socket at its handshake: an HTTP answer naming the cap where the server
-        can send one, else a close frame (code 1013, try again later) with the reason."""
-        if "websocket.http.response" in ws.scope.get("extensions", {}):
-            await ws.send_denial_response(JSONResponse(
-                {"error": message}, status_code=status, headers={"Retry-After": "10"}))
-        else:
-            await ws.close(code=1013, reason=message[:120])
+    async def _refuse(ws: WebSocket, message: str, status: int, retry: bool = True) -> None:
+        """Refuse a socket at its handshake: an HTTP answer in the API's JSON naming why,
+        where the server can send one (with ``Retry-After`` if trying again may pass), else a
+        close frame with the reason (code 1013, try again later; 1008 if not ``retry``)."""
+        await refuse_socket(ws.scope, ws.receive, ws.send, message, status, retry)
 
     async def _pipe(receive: Receive, conn: Connection, exc: OwnedElsewhere) -> None:
         """Another process owns the room: carry the socket's frames there and its answers
@@ -1018,10 +1123,10 @@ def create_app(
             return
         if room is None:
             if closed:
-                conn.send(_error("room_closed", f"room {room_id!r} has closed (nobody was in "
-                                                "it)"))
+                conn.send(_error("room_closed", f"room {shown(room_id, 'room id')} has closed "
+                                                "(nobody was in it)"))
             else:
-                conn.send(_error("no_room", f"no room {room_id!r}"))
+                conn.send(_error("no_room", f"no room {shown(room_id, 'room id')}"))
             return
         player: Player | None = None
         prober: Prober | None = None
@@ -1170,8 +1275,61 @@ def create_app(
             room.resync(conn, player, msg.since)
         elif isinstance(msg, protocol.Hello):
             conn.send(_error("bad_message", "already said hello"))
+        elif _starts_bot_play(room, player, msg) and not _bot_room_allowed(room, conn.address):
+            conn.send(_error("too_many_bot_rooms", f"your address has {BOT_ROOMS_PER_ADDRESS} "
+                             "rooms of bots alone playing already (at most "
+                             f"{BOT_ROOMS_PER_ADDRESS} at once): seat a person here, or wait "
+                             "for one of them to finish its round"))
         else:
             room.handle(player, msg, conn, stamp)
+
+    bot_rooms: dict[str, set[str]] = {}
+    """The rooms each address set playing with bots alone (:data:`BOT_ROOMS_PER_ADDRESS`),
+    checked again at its next such command: a room that stopped (its round over, a person
+    seated and connected, the room gone) no longer counts."""
+
+    def _bots_alone(room: LiveRoom, to_bot: int | None = None) -> bool:
+        """Whether nobody but bots would play at the table: every seated player a bot, or a
+        person with no socket open (who plays nothing), ``to_bot``'s seat counted as a bot's."""
+        seated = [p for p in room.table.players.values() if p.seat is not None]
+        return bool(seated) and all(p.bot is not None or p.sockets == 0 or p.seat == to_bot
+                                    for p in seated)
+
+    def _starts_bot_play(room: LiveRoom, player: Player, msg: Any) -> bool:
+        """Whether ``msg`` would set bots alone playing in ``room`` (if the table takes it:
+        only its host's may)."""
+        if player.id != room.table.host:
+            return False
+        if isinstance(msg, protocol.Start | protocol.Rematch | protocol.NextRound):
+            return _bots_alone(room)
+        if isinstance(msg, protocol.BotSeat):
+            return room.table.phase in _AT_PLAY and _bots_alone(room, msg.seat)
+        return False
+
+    def _bot_room_allowed(room: LiveRoom, address: str) -> bool:
+        """Count ``room`` among ``address``'s rooms of bots alone, unless it has
+        :data:`BOT_ROOMS_PER_ADDRESS` others playing."""
+        mine = _still_playing(bot_rooms.get(address, set()))
+        if room.id not in mine and len(mine) >= BOT_ROOMS_PER_ADDRESS:
+            return False
+        # Counted from now: the command is handled at once, and one the table refuses leaves
+        # the room out of play, so the next look drops it.
+        mine.add(room.id)
+        if len(bot_rooms) > 10_000:  # addresses that never came back: forget the finished
+            for key in list(bot_rooms):
+                if not _still_playing(bot_rooms[key]):
+                    del bot_rooms[key]
+        bot_rooms[address] = mine
+        return True
+
+    def _still_playing(room_ids: set[str]) -> set[str]:
+        """``room_ids`` less the rooms no longer playing with bots alone (changed in place)."""
+        rooms = hub().rooms
+        for room_id in list(room_ids):
+            room = rooms.get(room_id)
+            if room is None or room.table.phase not in _AT_PLAY or not _bots_alone(room):
+                room_ids.discard(room_id)
+        return room_ids
 
     async def _kick(room: LiveRoom, by: Player, msg: protocol.Kick,
                     conn: Connection | RemoteSocket) -> None:

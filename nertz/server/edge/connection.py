@@ -2,8 +2,8 @@
 
 A :class:`Connection` is a :class:`~nertz.server.edge.fanout.Sink`: sending never blocks the
 table (messages queue, and under load several share one frame, a line each); a reader that
-falls too far behind is cut (it reconnects and catches up); a close waits for what is queued
-and its close frame to go.
+falls too far behind (:data:`MAX_QUEUE` messages or :data:`MAX_QUEUE_BYTES` bytes waiting) is
+cut (it reconnects and catches up); a close waits for what is queued and its close frame to go.
 
 It writes each frame straight to the socket's transport where the server's protocol allows
 (:meth:`~nertz.server.edge.socket_protocol.SocketProtocol.send_text_now`), else through the
@@ -26,6 +26,13 @@ from nertz.server.edge.mailbox import Mailbox
 
 MAX_QUEUE = 2000
 """Messages queued for one socket before it counts as dead (a client that stopped reading)."""
+
+MAX_QUEUE_BYTES = 4 * 1024 * 1024
+"""Bytes queued for one socket before it counts as dead, however few the messages: a whole
+table's state or a catch-up is kilobytes, and a client that asks for them and stops reading
+would otherwise make the server hold :data:`MAX_QUEUE` of them (hundreds of megabytes). A
+message that finds the queue empty is taken whatever its size, so no single message can cut a
+socket that keeps up (its reconnect would only ask for it again)."""
 
 FRAME_BATCH = 64
 """At most this many queued messages share one WebSocket frame."""
@@ -56,6 +63,8 @@ class Connection:
         self._box: Mailbox[bytes | None] = Mailbox(loop)
         self.queue = self._box.items
         """What waits to be written (None: the close)."""
+        self.queued_bytes = 0
+        """The bytes of the messages in :attr:`queue` (a batch put back counts as its frame)."""
         self._flushing = False
         """A :meth:`_flush` is scheduled for this turn of the loop."""
         self.closed = False
@@ -69,9 +78,11 @@ class Connection:
         if self.closed:
             return
         queue = self.queue
-        if len(queue) >= MAX_QUEUE:
+        size = len(data)
+        if len(queue) >= MAX_QUEUE or (queue and self.queued_bytes + size > MAX_QUEUE_BYTES):
             self.cut()
             return
+        self.queued_bytes += size
         box = self._box
         if self._send_now is not None and (box.waiting or self._flushing):
             # The writer is idle: what this turn of the loop sends goes out in one frame from a
@@ -91,13 +102,15 @@ class Connection:
         send_now = self._send_now
         assert send_now is not None
         while queue and queue[0] is not None:
-            data = _take_batch(queue)
+            data, taken = _take_batch(queue)
+            self.queued_bytes -= taken
             try:
                 sent = send_now(data)
             except Exception:  # the transport failed: the writer meets it and gives up
                 sent = False
             if not sent:
                 queue.appendleft(data)  # lines still: the writer may join it with others
+                self.queued_bytes += len(data)
                 break
         if queue:
             self._box.wake()  # a close, or a socket that must drain first: the writer's
@@ -108,6 +121,7 @@ class Connection:
         self.closed = True
         self.task.cancel()
         self.queue.clear()
+        self.queued_bytes = 0
         # Kept on the connection: a task nobody holds may be collected before it runs.
         self.closer = asyncio.get_running_loop().create_task(self._close_now())
 
@@ -147,7 +161,8 @@ class Connection:
                     continue
                 if queue[0] is None:
                     break
-                data = _take_batch(queue)
+                data, taken = _take_batch(queue)
+                self.queued_bytes -= taken
                 if send_now is None or not send_now(data):
                     await send({"type": "websocket.send", "text": data.decode()})
         except Exception:  # the peer went away; the reader side notices and detaches
@@ -157,16 +172,17 @@ class Connection:
                         "reason": self.close_reason})
 
 
-def _take_batch(queue: deque[bytes | None]) -> bytes:
+def _take_batch(queue: deque[bytes | None]) -> tuple[bytes, int]:
     """The messages at the head of ``queue`` (which holds one at least) as one frame's text,
-    up to :data:`FRAME_BATCH` of them and not past a close (None), which stays queued.
+    up to :data:`FRAME_BATCH` of them and not past a close (None), which stays queued; and the
+    bytes they took in the queue (the text less its joining newlines).
 
     Under load several messages wait: one frame carries them all, a line each (JSON text never
     holds a raw newline), which costs far less than a frame each."""
     data = queue.popleft()
     assert data is not None
     if not queue or queue[0] is None:
-        return data
+        return data, len(data)
     batch = [data]
     while queue and len(batch) < FRAME_BATCH:
         item = queue[0]
@@ -174,4 +190,5 @@ def _take_batch(queue: deque[bytes | None]) -> bytes:
             break
         batch.append(item)
         queue.popleft()
-    return b"\n".join(batch)
+    text = b"\n".join(batch)
+    return text, len(text) - (len(batch) - 1)

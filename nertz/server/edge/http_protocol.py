@@ -25,7 +25,10 @@ headers are complete. :class:`GuardedHttp` adds both guards an open server needs
   trusts (``nertz serve --trust-proxy``) is not counted: its connections carry everyone's.
 
 - **Errors in JSON.** A request the parser refuses gets a ``400`` whose JSON body names what
-  was wrong, like every other error of the API (uvicorn answers in plain text).
+  was wrong, like every other error of the API (uvicorn answers in plain text). That holds
+  for a body the parser refuses too (a chunked body's framing broken): its request is the
+  app's by then, and uvicorn closed the connection unanswered; the app's own answer, if it
+  makes one, is dropped (it could only say the body was cut short).
 
 - **A cap on the headers' size.** A request whose headers run past :data:`HEADER_BYTES`
   unfinished gets a ``431`` naming the cap and the connection closes: the parser joins the
@@ -133,6 +136,7 @@ class GuardedHttp(HttpToolsProtocol):
             self.parser.feed_data(data)
         except httptools.HttpParserError as exc:
             self.logger.warning("Invalid HTTP request received: %s", exc)
+            self._take_answer()
             self.send_400_response(f"not a valid HTTP request: {exc}")
         except httptools.HttpParserUpgrade as exc:
             if not self._should_upgrade():
@@ -168,6 +172,19 @@ class GuardedHttp(HttpToolsProtocol):
         self._headers_in()
         self._release()
         super().connection_lost(exc)
+
+    def _take_answer(self) -> None:
+        """The parser refused the body of the request the app has (its headers whole, its
+        body not, nothing answered yet, no earlier answer still going out): the refusal is
+        this protocol's to send, and the app's answer is dropped (its request ends there: it
+        reads a disconnect)."""
+        cycle = self.cycle
+        if (self._waiting or cycle is None or cycle.response_started or not cycle.more_body
+                or self.pipeline):
+            return
+        cycle.disconnected = True
+        cycle.response_complete = True  # nothing of the app's goes out after the refusal
+        cycle.message_event.set()
 
     def _release(self) -> None:
         if not self._counted:

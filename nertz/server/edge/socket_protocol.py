@@ -19,6 +19,11 @@ ever sees whole frames, is always at a frame's start when the next one comes (se
 reading pauses only when :data:`READ_AHEAD` of them wait, not after each one as uvicorn's does
 (two event-loop calls a frame).
 
+A handshake it refuses itself (a request that is no WebSocket upgrade, a missing key, an
+unparseable request, the app's failure or a close before accepting) is answered in JSON,
+``{"error": ...}`` naming what was wrong, as every error of the HTTP API is (the library
+answers in plain text): :class:`JsonRefusals`.
+
 The app finds the protocol in its socket's scope, under :data:`HANDOVER` (absent on any other
 server: the app then never tries either). A connection that arrived by handover is marked
 (:attr:`SocketProtocol.handed_in`) and is never handed on again: no connection circles.
@@ -27,16 +32,21 @@ server: the app then never tries either). A connection that arrived by handover 
 from __future__ import annotations
 
 import asyncio
+import email.utils
+import http
 import logging
 import struct
 from collections.abc import Callable
 from typing import Any, Final
 
+import msgspec
 from uvicorn.config import Config
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from uvicorn.server import ServerState
-from websockets.http11 import Request
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
 from websockets.protocol import State
+from websockets.server import ServerProtocol
 from websockets.streams import StreamReader
 
 from nertz.server.edge.mailbox import Mailbox
@@ -79,6 +89,31 @@ class _Inbox(Mailbox[Any]):
         return self.items.popleft()
 
 
+class JsonRefusals(ServerProtocol):
+    """The ``websockets`` library's server side, its handshake refusals in the API's JSON.
+
+    Every refusal the library or uvicorn makes goes through :meth:`reject`: an invalid or
+    unparseable upgrade request (400, 414, 431), a plain request to a socket's path (426),
+    the app's failure (500), a close before the handshake was accepted (403)."""
+
+    def reject(self, status: http.HTTPStatus | int, text: str) -> Response:
+        """The refusal ``status`` as ``{"error": text}`` (its phrase when ``text`` is empty),
+        the status kept."""
+        status = http.HTTPStatus(status)
+        said = " ".join(text.split())  # one line: the library's may run to several
+        prefix = "Failed to open a WebSocket connection: "
+        if said.startswith(prefix):  # the library's words: the reason is what matters
+            said = "not a WebSocket handshake: " + said[len(prefix):]
+        body = msgspec.json.encode({"error": said.rstrip(".") or status.phrase.lower()})
+        headers = Headers([
+            ("Date", email.utils.formatdate(usegmt=True)),
+            ("Connection", "close"),
+            ("Content-Length", str(len(body))),
+            ("Content-Type", "application/json"),
+        ])
+        return Response(status.value, status.phrase, headers, body)
+
+
 class SocketProtocol(WebSocketsSansIOProtocol):
     """uvicorn's sans-I/O WebSocket protocol, plus :meth:`hand_over` (the connection to
     another process), :meth:`send_text_now` (a frame straight to the transport) and its own
@@ -88,6 +123,11 @@ class SocketProtocol(WebSocketsSansIOProtocol):
                  _loop: asyncio.AbstractEventLoop | None = None,
                  handed_in: bool = False) -> None:
         super().__init__(config, server_state, app_state, _loop)
+        # The same settings as uvicorn's (extensions, size cap, logger), refusals in JSON.
+        made = self.conn
+        self.conn = JsonRefusals(extensions=made.available_extensions,
+                                 max_size=(made.max_message_size, made.max_fragment_size),
+                                 logger=made.logger)
         self.handed_in = handed_in
         """The connection came from another process of this machine."""
         self.handed_over = False

@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse, Response
 
 from nertz.rules import PRESETS, Rules
 from nertz.server import protocol
+from nertz.server.edge.echo import shown
 from nertz.server.limits import Limits, Rate, client_address
 from nertz.server.players.accounts import AccountError, Accounts
 from nertz.server.players.history import History, Sitter
@@ -354,7 +355,7 @@ class PlayersApi:
         async def player(player_id: str) -> dict[str, Any]:
             profile = await get().identities.get(player_id)
             if profile is None:
-                raise error(404, f"no player {player_id!r}")
+                raise error(404, f"no player {shown(player_id, 'player id')}")
             return {"player": profile.to_json(),
                     "ratings": await get().history.ratings_of(profile.id),
                     "figures": await get().history.figures_of(profile.id),
@@ -372,7 +373,7 @@ class PlayersApi:
         @api.get("/api/leaderboard/{family_name}", **API["leaderboard"])
         async def leaderboard(family_name: str) -> dict[str, Any]:
             if family_name not in known:
-                raise error(404, f"no rating family {family_name!r}: one of "
+                raise error(404, f"no rating family {shown(family_name, 'rating family')}: one of "
                                  f"{', '.join(sorted(known))}")
             return {"family": family_name,
                     "players": await get().history.leaderboard(family_name)}
@@ -381,7 +382,8 @@ class PlayersApi:
         async def match_ratings(match_id: str) -> dict[str, Any]:
             rated = await get().history.rated(match_id)
             if rated is None:
-                raise error(404, f"match {match_id!r} was not rated (or is not finished)")
+                raise error(404, f"match {shown(match_id, 'match id')} was not rated (or is "
+                                 "not finished)")
             return rated
 
         @api.get("/api/rooms/{key}/ratings", **API["room_ratings"])
@@ -399,13 +401,15 @@ class PlayersApi:
                     # in the shared database.
                     ask = get().room_info_elsewhere
                     if ask is None:  # pragma: no cover - only a multi-process server has owners
-                        raise error(503, f"room {key!r} is unavailable") from None
+                        raise error(503, f"room {shown(key, 'room id or code')} is "
+                                         "unavailable") from None
                     info = await ask(exc)
                 except Exception:
                     log.exception("room %s could not be loaded", key)
-                    raise error(503, f"room {key!r} is unavailable") from None
+                    raise error(503, f"room {shown(key, 'room id or code')} is "
+                                     "unavailable") from None
             if info is None:
-                raise error(404, f"no open room {key!r}")
+                raise error(404, f"no open room {shown(key, 'room id or code')}")
             fam = family(Rules.from_spec(info["rules"]))
             members = await get().identities.members(info["id"])
             skills = await get().history.skills(sorted(set(members.values())), fam)
