@@ -168,14 +168,15 @@ export class TableView {
     this.runFlights();
   }
 
-  /** `.crowded`: four or more other seats (a player's, not a spectator's). `.compact`: a
-   * crowded table, or any on a short screen, where a phone (style.css) puts one's own piles
-   * in one row to leave the foundations room; elsewhere it changes nothing. */
+  /** `.crowded`: four or more other seats (a player's, not a spectator's). `.compact`: three
+   * or more (up to 16 foundations), or any number on a short screen, where a phone
+   * (style.css) puts one's own piles in one row to leave the foundations room; elsewhere it
+   * changes nothing. */
   markCrowding() {
     const screen = this.root.querySelector('#table-screen');
     const n = this.others == null ? -1 : this.others;
     screen.classList.toggle('crowded', n > 3);
-    screen.classList.toggle('compact', n > 3 || (n >= 0 && this.short.matches));
+    screen.classList.toggle('compact', n >= 3 || (n >= 0 && this.short.matches));
   }
 
   /** The foundations' cards as large as the middle of the table lets them be, up to the style
