@@ -462,7 +462,8 @@ export class TableView {
       h('button', {id: 'turn', onclick: () => ctx.play('T'), 'aria-keyshortcuts': 'Space', disabled: !(tab.stock_count || tab.waste_count) || !!t.ended || this.partnerPile('S')}, 'Turn', h('span', {class: 'key'}, ' (Space)')),
       h('button', {id: 'stuck', onclick: () => ctx.play(either ? 'STUCK S' : 'STUCK'), 'aria-keyshortcuts': 'S',
         disabled: !!tab.stuck || !!t.ended, 'aria-pressed': tab.stuck ? 'true' : 'false'},
-        tab.stuck && !t.ended ? 'Stuck: waiting for the others' : (either ? 'Stuck: rotate stock' : "I'm stuck"),
+        // A phone with little room shows the first word alone (style.css); it is said whole.
+        tab.stuck && !t.ended ? ['Stuck', h('span', {class: 'stuck-why'}, ': waiting for the others')] : (either ? 'Stuck: rotate stock' : "I'm stuck"),
         tab.stuck && !t.ended ? null : h('span', {class: 'key'}, ' (S)')),
       either ? h('button', {onclick: () => ctx.play('STUCK N'), disabled: !!tab.stuck || !!t.ended || !tab.nertz_count}, 'Stuck: rotate Nertz pile', h('span', {class: 'key'}, ' (Shift+S)')) : null,
       othersStuck ? h('span', {class: 'nudge', id: 'stuck-nudge', role: 'status'}, 'Everyone else is stuck: play on, or say you are stuck too and the table resets.') : null,
