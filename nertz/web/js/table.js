@@ -136,7 +136,7 @@ export class TableView {
       this.markCrowding();
       // How many cards wide a seat's row of piles is (its work piles and three more): the
       // other seats' rows, and one's own where it is one row (a phone's .compact table).
-      const tab = t.tableaus[0];
+      const tab = t && t.tableaus[0];
       this.root.querySelector('#table-screen').style.setProperty('--piles', String(3 + (tab ? tab.work.length : 5)));
       this.keys = Object.fromEntries(Object.entries(this.keys).filter(([k]) => !k.startsWith('opp')));
       fill(this.opps, others.map((tab) => h('div', {class: 'opp', dataset: {seat: String(tab.seat)}})));
