@@ -45,7 +45,15 @@ function face(code) {
   svg.setAttribute('viewBox', '0 0 50 70');
   svg.setAttribute('aria-hidden', 'true');
   const c = parse(code);
-  const text = (x, y, size, str, extra = {}) => {
+  // Two layouts, the style sheet shows one (style.css): the usual corner index and centre pip
+  // (.std), and the rank and suit drawn large (.big) for a card too small to read them in a
+  // corner (a phone's foundations and the other seats' top cards).
+  const std = document.createElementNS(ns, 'g');
+  const big = document.createElementNS(ns, 'g');
+  std.setAttribute('class', 'std');
+  big.setAttribute('class', 'big');
+  svg.append(std, big);
+  const text = (x, y, size, str, extra = {}, g = std) => {
     const t = document.createElementNS(ns, 'text');
     t.setAttribute('x', x); t.setAttribute('y', y);
     t.setAttribute('font-size', size);
@@ -54,17 +62,22 @@ function face(code) {
     t.setAttribute('font-weight', '700');
     for (const [k, v] of Object.entries(extra)) t.setAttribute(k, v);
     t.textContent = str;
-    svg.append(t);
+    g.append(t);
   };
+  const middle = {'text-anchor': 'middle'};
   if (c.joker) {
     text(4, 14, 12, '\u2605');
     text(25, 44, 13, 'JOKER', {'text-anchor': 'middle', 'font-size': '10'});
+    text(25, 34, 30, '\u2605', middle, big);
+    text(25, 60, 13, 'JOKER', {...middle, 'font-size': '11'}, big);
   } else {
     const sym = SUIT_SYMBOLS[c.suit];
     const r = shown(code);
     text(3.5, 15, r.length > 1 ? 12.5 : 15, r, r.length > 1 ? {'letter-spacing': '-1.2'} : {});
     text(4, 27, 12, sym);
-    text(29, 56, 28, sym, {'text-anchor': 'middle'});
+    text(29, 56, 28, sym, middle);
+    text(25, 31, r.length > 1 ? 26 : 30, r, r.length > 1 ? {...middle, 'letter-spacing': '-2'} : middle, big);
+    text(25, 63, 30, sym, middle, big);
   }
   faceCache.set(code, svg);
   return svg.cloneNode(true);

@@ -41,6 +41,8 @@ function smiley() {
   return svg;
 }
 const STARTER_WORDS = {1: 'an Ace', 8: 'an 8', 11: 'a Jack', 12: 'a Queen', 13: 'a King'};
+/** A screen too short for a phone's two rows of one's own piles (style.css, .compact). */
+const SHORT_SCREEN = '(max-height: 740px)';
 
 /** Fly an element from a screen rectangle to where it now is (FLIP). */
 export function flyFrom(el, rect, ms = 220) {
@@ -80,11 +82,20 @@ export class TableView {
     document.addEventListener('keydown', this.onKey);
     this.onResize = () => this.fitWatching();
     window.addEventListener('resize', this.onResize);
+    this.short = matchMedia(SHORT_SCREEN);
+    this.onShort = () => this.markCrowding();
+    this.short.addEventListener('change', this.onShort);
+    // The middle's size follows the screen and the seats around it (one's own grows by a line
+    // when a message shows under the actions): the foundations are fitted to it again.
+    this.middleSize = new ResizeObserver(() => this.fitFoundations());
+    this.middleSize.observe(this.founds.parentElement);
   }
 
   destroy() {
     document.removeEventListener('keydown', this.onKey);
     window.removeEventListener('resize', this.onResize);
+    this.short.removeEventListener('change', this.onShort);
+    this.middleSize.disconnect();
     this.endDrag(false);
     for (const r of Object.values(this.remote || {})) { r.el.remove(); clearTimeout(r.timer); }
     this.remote = {};
@@ -121,9 +132,12 @@ export class TableView {
       this.opps.classList.toggle('watching', watching);
       this.opps.classList.toggle('many', others.length > (watching ? 4 : 3));
       this.opps.classList.toggle('few', !watching && others.length <= 2);
-      this.root.querySelector('#table-screen').classList.toggle('crowded', !watching && others.length > 3);
-      // How many cards wide a seat's row of piles is (its work piles and three more).
-      this.opps.style.setProperty('--piles', String(3 + (others.length ? others[0].work.length : 5)));
+      this.others = watching ? -1 : others.length;
+      this.markCrowding();
+      // How many cards wide a seat's row of piles is (its work piles and three more): the
+      // other seats' rows, and one's own where it is one row (a phone's .compact table).
+      const tab = t && t.tableaus[0];
+      this.root.querySelector('#table-screen').style.setProperty('--piles', String(3 + (tab ? tab.work.length : 5)));
       this.keys = Object.fromEntries(Object.entries(this.keys).filter(([k]) => !k.startsWith('opp')));
       fill(this.opps, others.map((tab) => h('div', {class: 'opp', dataset: {seat: String(tab.seat)}})));
     }
@@ -150,7 +164,50 @@ export class TableView {
       this.banner.replaceChildren(...(extra.banner ? [h('span', {text: extra.banner})] : []));
     }
     this.fitWatching();
+    this.fitFoundations();
     this.runFlights();
+  }
+
+  /** `.crowded`: four or more other seats (a player's, not a spectator's). `.compact`: three
+   * or more (up to 16 foundations), or any number on a short screen, where a phone
+   * (style.css) puts one's own piles in one row to leave the foundations room; elsewhere it
+   * changes nothing. */
+  markCrowding() {
+    const screen = this.root.querySelector('#table-screen');
+    const n = this.others == null ? -1 : this.others;
+    screen.classList.toggle('crowded', n > 3);
+    screen.classList.toggle('compact', n >= 3 || (n >= 0 && this.short.matches));
+  }
+
+  /** The foundations' cards as large as the middle of the table lets them be, up to the style
+   * sheet's size (--fw): a crowded table has up to 32 foundations, and at that size they
+   * wrapped past the strip's edges over the seats around it. The most columns and rows the
+   * count needs are tried for the largest card that fits both ways; worked out again only when
+   * the count or the middle's size changes. The replay viewer's board grows instead. */
+  fitFoundations() {
+    const middle = this.founds.parentElement;
+    const n = this.founds.querySelectorAll('.fnd').length;
+    const key = [n, middle.clientWidth, middle.clientHeight].join();
+    if (key === this.foundKey) return;
+    this.foundKey = key;
+    this.founds.style.removeProperty('--fw');
+    if (!n || this.ctx.phase === 'replay' || !middle.clientHeight) return;
+    const css = getComputedStyle(this.founds);
+    const px = (v) => parseFloat(v) || 0;
+    const gap = px(css.columnGap);
+    const frame = (a, b) => px(css[`padding${a}`]) + px(css[`padding${b}`]) + px(css[`border${a}Width`]) + px(css[`border${b}Width`]);
+    const width = middle.clientWidth - frame('Left', 'Right');
+    // Each pile's card under the top peeks out 4px above it (.fnd .under).
+    const height = middle.clientHeight - frame('Top', 'Bottom') - 4;
+    const most = this.founds.querySelector('.fnd .card:not(.under)').getBoundingClientRect().width;
+    let best = 0;
+    for (let cols = 1; cols <= n; cols++) {
+      const rows = Math.ceil(n / cols);
+      const byWidth = (width - (cols - 1) * gap) / cols;
+      const byHeight = ((height - (rows - 1) * gap) / rows) / 1.4;
+      best = Math.max(best, Math.min(byWidth, byHeight));
+    }
+    if (best < most) this.founds.style.setProperty('--fw', `${Math.max(12, Math.floor(best))}px`);
   }
 
   /** A spectator has no tableau of their own: the seats share the whole screen, in the number
@@ -259,6 +316,9 @@ export class TableView {
     const name = h('div', {class: 'name'},
       ownerMark(s, ctx.initial(s)),
       h('span', {class: 'nm', text: ctx.names(s)}),
+      // The Nertz pile's count, beside the name where the seat's cards are too small for a
+      // badge (style.css); the pile's card says it to screen readers.
+      h('span', {class: 'ncount', 'aria-hidden': 'true', title: 'Cards left in the Nertz pile', text: String(tab.nertz_count)}),
       h('span', {class: 'lat', text: lat == null ? '' : `${lat} ms`, title: LATENCY_TIP}),
       h('span', {class: 'badge away', role: 'status'}),
       tab.stuck ? h('span', {class: 'badge', text: 'stuck'}) : null,
@@ -402,7 +462,8 @@ export class TableView {
       h('button', {id: 'turn', onclick: () => ctx.play('T'), 'aria-keyshortcuts': 'Space', disabled: !(tab.stock_count || tab.waste_count) || !!t.ended || this.partnerPile('S')}, 'Turn', h('span', {class: 'key'}, ' (Space)')),
       h('button', {id: 'stuck', onclick: () => ctx.play(either ? 'STUCK S' : 'STUCK'), 'aria-keyshortcuts': 'S',
         disabled: !!tab.stuck || !!t.ended, 'aria-pressed': tab.stuck ? 'true' : 'false'},
-        tab.stuck && !t.ended ? 'Stuck: waiting for the others' : (either ? 'Stuck: rotate stock' : "I'm stuck"),
+        // A phone with little room shows the first word alone (style.css); it is said whole.
+        tab.stuck && !t.ended ? ['Stuck', h('span', {class: 'stuck-why'}, ': waiting for the others')] : (either ? 'Stuck: rotate stock' : "I'm stuck"),
         tab.stuck && !t.ended ? null : h('span', {class: 'key'}, ' (S)')),
       either ? h('button', {onclick: () => ctx.play('STUCK N'), disabled: !!tab.stuck || !!t.ended || !tab.nertz_count}, 'Stuck: rotate Nertz pile', h('span', {class: 'key'}, ' (Shift+S)')) : null,
       othersStuck ? h('span', {class: 'nudge', id: 'stuck-nudge', role: 'status'}, 'Everyone else is stuck: play on, or say you are stuck too and the table resets.') : null,
@@ -639,7 +700,8 @@ export class TableView {
         'aria-label': words, title: words, onclick: () => { menu.hidden = true; this.ctx.emote(name); }}, emoteFace(name))));
     // Its face is drawn, not an emoji: a device without an emoji font showed an empty box.
     const open = h('button', {id: 'react', 'aria-expanded': 'false', 'aria-controls': 'emote-menu',
-      onclick: () => { menu.hidden = !menu.hidden; open.setAttribute('aria-expanded', String(!menu.hidden)); }}, smiley(), 'React');
+      onclick: () => { menu.hidden = !menu.hidden; open.setAttribute('aria-expanded', String(!menu.hidden)); }},
+    smiley(), h('span', {class: 'react-word', text: 'React'}));
     return h('span', {class: 'react'}, open, menu);
   }
 
