@@ -8,6 +8,7 @@ hanging the suite).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator, Sequence
@@ -427,3 +428,18 @@ def live_server(app: Any, trusted_proxies: tuple[str, ...] = ()) -> Iterator[str
     finally:
         server.should_exit = True
         thread.join(30)
+
+
+class StuckSocket:
+    """An ASGI ``send`` whose peer reads nothing: the first frame's send never returns (its
+    close is noted)."""
+
+    def __init__(self) -> None:
+        self.closed_with: int | None = None
+        self.never = asyncio.Event()
+
+    async def __call__(self, message: dict[str, Any]) -> None:
+        if message["type"] == "websocket.close":
+            self.closed_with = message["code"]
+            return
+        await self.never.wait()

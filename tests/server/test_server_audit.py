@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
 
 import pytest
 from server_support import (
+    StuckSocket,
     create_room,
     hello,
     hub_of,
@@ -191,18 +191,6 @@ def test_a_socket_that_stops_reading_is_cut_at_once() -> None:
     """Past :data:`MAX_QUEUE` waiting messages the socket is closed now (code 1008), not after
     its queue drains: a client that stopped reading would never drain it."""
     import asyncio
-
-    class StuckSocket:
-        def __init__(self) -> None:
-            self.closed_with: int | None = None
-            self.never = asyncio.Event()
-
-        async def __call__(self, message: dict[str, Any]) -> None:
-            # An ASGI send whose peer reads nothing: the first frame's send never returns.
-            if message["type"] == "websocket.close":
-                self.closed_with = message["code"]
-                return
-            await self.never.wait()
 
     async def main() -> tuple[bool, int | None]:
         ws = StuckSocket()

@@ -20,6 +20,7 @@ import httpx
 import pytest
 from server_support import (
     WAIT,
+    StuckSocket,
     ask,
     create_room,
     hello,
@@ -66,20 +67,6 @@ def raw_request(base: str, request: bytes) -> bytes:
 
 
 # --------------------------------------------------------------------------- 1. queued bytes
-
-
-class StuckSocket:
-    """An ASGI ``send`` whose peer reads nothing: the first frame's send never returns."""
-
-    def __init__(self) -> None:
-        self.closed_with: int | None = None
-        self.never = asyncio.Event()
-
-    async def __call__(self, message: dict[str, Any]) -> None:
-        if message["type"] == "websocket.close":
-            self.closed_with = message["code"]
-            return
-        await self.never.wait()
 
 
 def test_a_socket_that_stops_reading_is_cut_by_the_bytes_it_holds() -> None:

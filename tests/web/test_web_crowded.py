@@ -60,7 +60,8 @@ MEASURE = """() => {
   const name = (e) => e.id || e.dataset.seat && `seat ${e.dataset.seat}` || e.className;
   const overlap = (a, b) => Math.min(a.r, b.r) - Math.max(a.l, b.l) > 0.5
     && Math.min(a.b, b.b) - Math.max(a.t, b.t) > 0.5;
-  const inside = (a, b) => a.l >= b.l - 0.5 && a.t >= b.t - 0.5 && a.r <= b.r + 0.5 && a.b <= b.b + 0.5;
+  const inside = (a, b) => a.l >= b.l - 0.5 && a.t >= b.t - 0.5
+    && a.r <= b.r + 0.5 && a.b <= b.b + 0.5;
   const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
   const out = [];
   // The table's regions: the top bar, each other seat, the foundations, one's own seat.
@@ -90,7 +91,9 @@ MEASURE = """() => {
       const top = $$('.card', pile).pop();
       if (!top || !top.dataset.card) continue;
       const b = box(top);
-      if (!inside(b, panel)) out.push(`seat ${seat.dataset.seat}'s ${pile.dataset.pile} is cut off`);
+      if (!inside(b, panel)) {
+        out.push(`seat ${seat.dataset.seat}'s ${pile.dataset.pile} is cut off`);
+      }
       opp.push({w: b.w, glyph: Math.min(...glyphs(top))});
     }
     // Its Nertz count: the figure beside the name, or the badge on the pile.
