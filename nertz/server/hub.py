@@ -46,9 +46,14 @@ COLLECT_SECONDS = 60.0
 """How often the server collects its old garbage and gives freed memory back. ``nertz serve``
 keeps the collector from walking old objects on its own (its pauses hurt round trips), but
 the server's libraries leave cycles behind (every closed connection's protocol and transport,
-exceptions and their frames): uncollected, they would grow the process for good. One full
-collection a minute costs a pause of a fraction of a second (about 0.1 to 0.2 s of CPU at 200
-rooms of four, measured with ``bench/server_load.py``)."""
+exceptions and their frames): uncollected, they would grow the process for good. Each walks
+only what came since the last one (:func:`~nertz.server.limits.give_back_memory`), a pause of
+some tens of ms at 200 rooms of four; every :data:`DEEP_COLLECT_SECONDS` one walks everything."""
+
+DEEP_COLLECT_SECONDS = 900.0
+"""How often the minute's collection walks every object, the long-lived ones too (see
+:func:`~nertz.server.limits.give_back_memory`): the cycles of sockets closed since the last deep
+one are freed then."""
 
 ROOM_IDLE_SECONDS = 1800.0
 """How long a room may have nobody connected before it closes (``nertz serve
@@ -209,6 +214,7 @@ class Hub:
         loop = asyncio.get_running_loop()
         collected = loop.time()
         most = len(self.rooms)  # rooms in memory at most since the last collection
+        deep_at = collected
         while True:
             await asyncio.sleep(LATENCY_SECONDS)
             # In a call of its own, so that no local of this endless loop keeps the last
@@ -218,8 +224,11 @@ class Hub:
             if loop.time() - collected >= COLLECT_SECONDS:
                 # The allocator's pages go back only once rooms have left memory: rooms that
                 # came meanwhile reuse what others freed, and the trim is a pause of its own.
-                give_back_memory(trim=len(self.rooms) < most)
+                deep = loop.time() - deep_at >= DEEP_COLLECT_SECONDS
+                give_back_memory(trim=len(self.rooms) < most, deep=deep)
                 collected = loop.time()
+                if deep:
+                    deep_at = collected
                 most = len(self.rooms)
 
     async def _tick_once(self, now: float) -> None:

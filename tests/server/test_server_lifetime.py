@@ -274,7 +274,8 @@ def test_the_hub_gives_pages_back_only_once_rooms_have_left_memory(
     monkeypatch.setattr(hub_module, "LATENCY_SECONDS", 0.02)
     monkeypatch.setattr(hub_module, "COLLECT_SECONDS", 0.05)
     trims: list[bool] = []
-    monkeypatch.setattr(hub_module, "give_back_memory", lambda trim=True: trims.append(trim))
+    monkeypatch.setattr(hub_module, "give_back_memory",
+                        lambda trim=True, deep=True: trims.append(trim))
 
     async def until(count: int) -> None:
         deadline = time.monotonic() + 60
@@ -300,3 +301,59 @@ def test_the_hub_gives_pages_back_only_once_rooms_have_left_memory(
     steady, after = asyncio.run(main())
     assert not any(steady[1:]), steady  # the first may count the rooms made meanwhile
     assert any(after), after
+
+
+def test_what_outlives_a_collection_is_left_out_of_the_next_until_a_deep_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The minute's collection walks only what came since the last one: a cycle that was
+    alive then (a socket open for a while, then closed) is freed by the next deep collection,
+    which walks everything."""
+    monkeypatch.setattr(hub_module, "LATENCY_SECONDS", 0.02)
+    monkeypatch.setattr(hub_module, "COLLECT_SECONDS", 0.05)
+    monkeypatch.setattr(hub_module, "DEEP_COLLECT_SECONDS", 0.5)
+    real = hub_module.give_back_memory
+    seen: list[tuple[bool, bool]] = []  # each collection: deep, and the cycle still alive after
+    ref: list[weakref.ref[Node]] = []
+
+    def spy(trim: bool = True, deep: bool = True) -> None:
+        real(trim=False, deep=deep)
+        seen.append((deep, bool(ref) and ref[0]() is not None))
+
+    monkeypatch.setattr(hub_module, "give_back_memory", spy)
+
+    async def until(done: Any) -> None:
+        deadline = time.monotonic() + 60
+        while not done():
+            assert time.monotonic() < deadline, f"timed out: {seen}"
+            await asyncio.sleep(0.01)
+
+    async def main() -> None:
+        store = await Store.open(f"sqlite:///{tmp_path / 'freeze.db'}")
+        hub = Hub(store, start_bots=False)
+        try:
+            await hub.create(Rules.from_spec("pagat"), 2)  # the hub's timer runs from here
+            node = Node()
+            node.me = node
+            ref.append(weakref.ref(node))
+            # Alive through a collection that is not deep: frozen, then garbage.
+            count = len(seen)
+            await until(lambda: any(not deep for deep, _ in seen[count:]))
+            del node
+            freed_from = len(seen)
+            await until(lambda: ref[0]() is None)
+            after = seen[freed_from:]
+            freed = next(i for i, (_, alive) in enumerate(after) if not alive)
+            # Only a deep collection frees it: every one before it left it be.
+            assert after[freed][0], after
+            assert all(not deep for deep, _ in after[:freed]), after
+        finally:
+            await hub.close()
+            await store.close()
+
+    gc.disable()
+    try:
+        asyncio.run(main())
+    finally:
+        gc.enable()
+        gc.unfreeze()
