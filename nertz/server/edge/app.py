@@ -52,6 +52,7 @@ from nertz.server.cluster.remote import RemoteSocket
 from nertz.server.edge.connection import Connection
 from nertz.server.edge.echo import shown
 from nertz.server.edge.latency import KERNEL_RTT, PING_INTERVAL, Prober, kernel_rtt_ms
+from nertz.server.edge.made_once import MadeOnce
 from nertz.server.edge.socket_protocol import HANDOVER, HandedIn, SocketProtocol
 from nertz.server.hub import ROOM_IDLE_SECONDS, Hub, OwnedElsewhere
 from nertz.server.limits import (
@@ -109,8 +110,13 @@ not in the server's memory nor ahead of everyone else's uploads."""
 
 REPLAY_WORK_PER_ADDRESS = 4
 """Replays (uploaded, or finished matches' frames and analyses) one client address may have
-waiting for the replay thread or on it at once (per process): a table's players behind one
-address fetching their match's analysis at once fit; one address cannot fill the line."""
+waiting for the replay thread or on it at once (per process): one address cannot fill the
+line. A table's players fetching their match's analysis at once take one place: it is made
+once and shared (:data:`MATCH_ANSWERS_KEPT`)."""
+
+MATCH_ANSWERS_KEPT = 64
+"""Finished matches' frames and analyses kept made (per process), the most recently asked for:
+a finished match never changes, and its players' pages ask for its analysis all at once."""
 
 REPLAY_WORK_WAITING = 16
 """Replays that may wait for the replay thread or be on it at once (per process), from every
@@ -170,9 +176,11 @@ and keep everyone else out."""
 BOT_ROOMS_PER_ADDRESS = 3
 """Rooms with only bots at play one client address may have playing at once (per process): a
 host who watches bots play (seated elsewhere or not at all) costs the server the bots' CPU for
-no person at the table. A room counts while a round is counted down or played and every
-seated player is a bot or a person with no socket open; its host's ``start``, ``rematch``,
-``next_round`` or ``bot_seat`` that would make one more is refused (``too_many_bot_rooms``)."""
+no person at the table. A room the address set playing counts while a round is counted down
+or played and every seated player is a bot or a person with no socket open (however it came
+to be so: a host who started seated and then left counts too); with this many, the address's
+``start``, ``rematch``, ``next_round`` or ``bot_seat`` in any room is refused
+(``too_many_bot_rooms``) until one of them ends its round or a person comes back to it."""
 
 
 JOINING: Final = "joining "
@@ -844,16 +852,22 @@ def create_app(
         # One fixed lesson, made once (nertz.server.tutorial).
         return Response(msgspec.json.encode(lesson()), media_type="application/json")
 
+    finished_matches = MadeOnce(MATCH_ANSWERS_KEPT)
+
     @app.get("/api/matches/{match_id}/frames", **API["match_frames"])
     async def match_frames(match_id: str, request: Request) -> Response:
-        data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
-        if data is None:
-            raise ApiError(404, f"no finished match {shown(match_id, 'match id')}")
-        # When it was played, for the viewer's title (ms since the epoch).
-        finished = await hub().store.match_finished_at(match_id)
-        async with replay_place(client_address(request)):
-            return await _frames_response(
-                data, {} if finished is None else {"finished_at": round(finished * 1000)})
+        async def make() -> bytes:
+            data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
+            if data is None:
+                raise ApiError(404, f"no finished match {shown(match_id, 'match id')}")
+            # When it was played, for the viewer's title (ms since the epoch).
+            finished = await hub().store.match_finished_at(match_id)
+            async with replay_place(client_address(request)):
+                return await _frames_made(
+                    data, {} if finished is None else {"finished_at": round(finished * 1000)})
+
+        made = await finished_matches.get(("frames", match_id), make)
+        return Response(made, media_type="application/json")
 
     @app.post("/api/matches/{match_id}/same_deal", **API["same_deal"])
     async def same_deal(match_id: str, request: Request) -> JSONResponse:
@@ -875,15 +889,19 @@ def create_app(
 
     @app.get("/api/matches/{match_id}/analysis", **API["match_analysis"])
     async def match_analysis(match_id: str, request: Request) -> Response:
-        data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
-        if data is None:
-            raise ApiError(404, f"no finished match {shown(match_id, 'match id')}")
-        try:
-            file = replay.from_json(data)
-        except ReplayError as exc:  # pragma: no cover - stored files are ours
-            raise ApiError(500, str(exc)) from None
-        async with replay_place(client_address(request)):
-            return await _analysis_file(file)
+        async def make() -> bytes:
+            data = await hub().store.get_match(match_id) if len(match_id) <= 32 else None
+            if data is None:
+                raise ApiError(404, f"no finished match {shown(match_id, 'match id')}")
+            try:
+                file = replay.from_json(data)
+            except ReplayError as exc:  # pragma: no cover - stored files are ours
+                raise ApiError(500, str(exc)) from None
+            async with replay_place(client_address(request)):
+                return await _analysis_made(file)
+
+        made = await finished_matches.get(("analysis", match_id), make)
+        return Response(made, media_type="application/json")
 
     @app.post("/api/replays/frames", **API["upload_frames"])
     async def upload_frames(request: Request) -> Response:
@@ -952,22 +970,24 @@ def create_app(
                                 f"(this one has {moves})")
         return file
 
-    async def _frames_response(data: dict[str, Any], extra: dict[str, Any]) -> Response:
+    async def _frames_made(data: dict[str, Any], extra: dict[str, Any]) -> bytes:
         try:
             file = replay.from_json(data)
         except ReplayError as exc:  # pragma: no cover - stored files are ours
             raise ApiError(500, str(exc)) from None
-        return await _frames_file(file, extra)
+        return await _one_at_a_time(
+            lambda: msgspec.json.encode(replay.frames(file) | extra))
 
     frames_lock = asyncio.Lock()
 
-    async def _frames_file(file: replay.ReplayFile, extra: dict[str, Any] | None = None
-                           ) -> Response:
-        return await _played_through(
-            lambda: msgspec.json.encode(replay.frames(file) | (extra or {})))
+    async def _frames_file(file: replay.ReplayFile) -> Response:
+        return await _played_through(lambda: msgspec.json.encode(replay.frames(file)))
+
+    async def _analysis_made(file: replay.ReplayFile) -> bytes:
+        return await _one_at_a_time(lambda: msgspec.json.encode(analyse(file).to_json()))
 
     async def _analysis_file(file: replay.ReplayFile) -> Response:
-        return await _played_through(lambda: msgspec.json.encode(analyse(file).to_json()))
+        return Response(await _analysis_made(file), media_type="application/json")
 
     async def _played_through(make: Callable[[], bytes]) -> Response:
         return Response(await _one_at_a_time(make), media_type="application/json")
@@ -1275,11 +1295,11 @@ def create_app(
             room.resync(conn, player, msg.since)
         elif isinstance(msg, protocol.Hello):
             conn.send(_error("bad_message", "already said hello"))
-        elif _starts_bot_play(room, player, msg) and not _bot_room_allowed(room, conn.address):
+        elif _starts_play(room, player, msg) and not _bot_room_allowed(room, conn.address):
             conn.send(_error("too_many_bot_rooms", f"your address has {BOT_ROOMS_PER_ADDRESS} "
-                             "rooms of bots alone playing already (at most "
-                             f"{BOT_ROOMS_PER_ADDRESS} at once): seat a person here, or wait "
-                             "for one of them to finish its round"))
+                             "rooms where bots play alone already (at most "
+                             f"{BOT_ROOMS_PER_ADDRESS} at once): wait for one of them to "
+                             "finish its round, or come back to it"))
         else:
             room.handle(player, msg, conn, stamp)
 
@@ -1295,39 +1315,41 @@ def create_app(
         return bool(seated) and all(p.bot is not None or p.sockets == 0 or p.seat == to_bot
                                     for p in seated)
 
-    def _starts_bot_play(room: LiveRoom, player: Player, msg: Any) -> bool:
-        """Whether ``msg`` would set bots alone playing in ``room`` (if the table takes it:
-        only its host's may)."""
+    def _starts_play(room: LiveRoom, player: Player, msg: Any) -> bool:
+        """Whether ``msg`` sets the table's bots playing (if the table takes it: only its
+        host's may): a start, a rematch, a next round, or a bot seated during play."""
         if player.id != room.table.host:
             return False
         if isinstance(msg, protocol.Start | protocol.Rematch | protocol.NextRound):
-            return _bots_alone(room)
-        if isinstance(msg, protocol.BotSeat):
-            return room.table.phase in _AT_PLAY and _bots_alone(room, msg.seat)
-        return False
+            return True
+        return isinstance(msg, protocol.BotSeat) and room.table.phase in _AT_PLAY
 
     def _bot_room_allowed(room: LiveRoom, address: str) -> bool:
-        """Count ``room`` among ``address``'s rooms of bots alone, unless it has
-        :data:`BOT_ROOMS_PER_ADDRESS` others playing."""
-        mine = _still_playing(bot_rooms.get(address, set()))
-        if room.id not in mine and len(mine) >= BOT_ROOMS_PER_ADDRESS:
+        """Whether ``address`` may set a table playing: not while :data:`BOT_ROOMS_PER_ADDRESS`
+        other tables it set playing have bots alone at play. Every table it sets playing is
+        watched while in play, whoever sits there now: a host who starts seated and then
+        closes their socket leaves the bots playing alone as surely as one who never sat."""
+        mine = _in_play(bot_rooms.get(address, set()))
+        alone = sum(1 for room_id in mine
+                    if room_id != room.id and _bots_alone(hub().rooms[room_id]))
+        if alone >= BOT_ROOMS_PER_ADDRESS:
             return False
-        # Counted from now: the command is handled at once, and one the table refuses leaves
+        # Watched from now: the command is handled at once, and one the table refuses leaves
         # the room out of play, so the next look drops it.
         mine.add(room.id)
         if len(bot_rooms) > 10_000:  # addresses that never came back: forget the finished
             for key in list(bot_rooms):
-                if not _still_playing(bot_rooms[key]):
+                if not _in_play(bot_rooms[key]):
                     del bot_rooms[key]
         bot_rooms[address] = mine
         return True
 
-    def _still_playing(room_ids: set[str]) -> set[str]:
-        """``room_ids`` less the rooms no longer playing with bots alone (changed in place)."""
+    def _in_play(room_ids: set[str]) -> set[str]:
+        """``room_ids`` less the rooms no longer in play (changed in place)."""
         rooms = hub().rooms
         for room_id in list(room_ids):
             room = rooms.get(room_id)
-            if room is None or room.table.phase not in _AT_PLAY or not _bots_alone(room):
+            if room is None or room.table.phase not in _AT_PLAY:
                 room_ids.discard(room_id)
         return room_ids
 
