@@ -108,3 +108,11 @@ def test_the_migration_gives_the_oldest_of_look_alike_accounts_the_look(store_ur
             assert r.status_code == 200, name
         assert _sign_up(client, GREEK_ANN, as_guest=False).status_code == 409
         assert _sign_up(client, "B\u043eb", as_guest=False).status_code == 409  # Cyrillic o
+
+
+def test_a_name_too_long_once_folded_is_refused_by_name(both: TestClient) -> None:
+    # U+FDFA folds to 18 letters: four of them made a key past the column, and PostgreSQL's
+    # refusal of the write was a 500.
+    r = _sign_up(both, "\ufdfa" * 4, as_guest=False)
+    assert r.status_code == 400 and "too long once" in r.json()["error"], r.text
+    assert _sign_up(both, "\ufdfa" * 3, as_guest=False).status_code == 200

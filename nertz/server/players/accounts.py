@@ -127,6 +127,10 @@ class SignInRefused(AccountError):
         super().__init__(401, "wrong account name or password")
 
 
+MAX_ACCOUNT_KEY: Final = 64
+"""The longest folded account name (:func:`account_key`): the length of ``profiles.account``."""
+
+
 def account_key(name: str) -> str:
     """How account names are compared: cleaned and folded like room names (``Ann`` = ``ann``)."""
     return protocol.name_key(protocol.clean_name(name))
@@ -202,9 +206,16 @@ class Accounts:
     @staticmethod
     def _name(name: str) -> str:
         try:
-            return protocol.clean_name(name)
+            clean = protocol.clean_name(name)
         except protocol.ProtocolError as exc:
             raise AccountError(400, str(exc)) from None
+        # Folding can lengthen a name many times (U+FDFA alone becomes 18 letters): the key
+        # must fit the column, or PostgreSQL refuses the write.
+        if len(account_key(clean)) > MAX_ACCOUNT_KEY:
+            raise AccountError(400, f"the account name {clean!r} is too long once its letters "
+                                    f"are spelled out ({len(account_key(clean))} characters, at "
+                                    f"most {MAX_ACCOUNT_KEY}): choose a plainer one")
+        return clean
 
     async def sign_in(self, name: str, password: str) -> Profile:
         """The account's profile if the password is right; :class:`SignInRefused` otherwise
@@ -267,5 +278,16 @@ class Accounts:
             await conn.execute(profiles.delete().where(profiles.c.id == pid))
 
 
-__all__ = ["DELETED_NAME", "HASHES_WAITING", "HASH_THREADS", "MIN_PASSWORD", "AccountError",
-           "Accounts", "SignInRefused", "account_key", "account_look", "check_password"]
+__all__ = [
+    "DELETED_NAME",
+    "HASHES_WAITING",
+    "HASH_THREADS",
+    "MAX_ACCOUNT_KEY",
+    "MIN_PASSWORD",
+    "AccountError",
+    "Accounts",
+    "SignInRefused",
+    "account_key",
+    "account_look",
+    "check_password",
+]

@@ -18,7 +18,8 @@ profiles = sa.Table(
     sa.Column("account", sa.String(64), nullable=True, unique=True),
     sa.Column("password_hash", sa.Text, nullable=True),
     sa.Column("created_at", sa.Float, nullable=False),
-    sa.Column("account_look", sa.Text, nullable=True, unique=True),
+    sa.Column("account_look", sa.Text, nullable=True),
+    sa.UniqueConstraint("account_look", name="profiles_account_look"),
 )
 """A player: a guest (no account) or an account (``account``: the folded name signed in with;
 ``account_look``: its look-alike key, :func:`nertz.server.protocol.name_skeleton`, unique so that
