@@ -145,6 +145,7 @@ def test_a_rated_match_moves_the_rating_and_lands_in_the_history(both: TestClien
     assert fig["cards_per_minute"] == round(row["cards"] / (row["play_ms"] / 60000), 1)
     board = client.get("/api/leaderboard/fairy_fly").json()["players"]
     assert [p["player"] for p in board] == [me["player"]["id"]]
+    assert board[0]["guest"] is me["player"]["guest"]  # a guest may take any name: it says so
     room_ratings = client.get(f"/api/rooms/{room}/ratings").json()
     assert room_ratings["family"] == "fairy_fly"
     export = client.get("/api/me/history")

@@ -275,13 +275,16 @@ class History:
         from nertz.server.players.tables import profiles
 
         shown = ratings.c.mu - 3 * ratings.c.sigma
-        query = (sa.select(ratings, profiles.c.name)
+        query = (sa.select(ratings, profiles.c.name, profiles.c.account)
                  .join(profiles, profiles.c.id == ratings.c.profile_id)
                  .where(ratings.c.family == family_name)
                  .order_by(shown.desc(), ratings.c.profile_id).limit(limit))
         async with self.db.connection() as conn:
             rows = list(await conn.execute(query))
+        # ``guest``: a guest may take any name (an account's too), so the list says which is
+        # which: a name on it is an account's only where it says so.
         return [{"rank": i + 1, "player": r.profile_id, "name": r.name,
+                 "guest": r.account is None,
                  "rating": round(display(r.mu, r.sigma), 1), "matches": r.matches}
                 for i, r in enumerate(rows)]
 

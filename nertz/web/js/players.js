@@ -125,7 +125,9 @@ async function leaderboard(root, app, family) {
     h('thead', {}, h('tr', {}, ['Rank', 'Player', 'Rating', 'Matches'].map((t) => h('th', {scope: 'col', text: t})))),
     h('tbody', {}, board.players.map((p) => h('tr', {dataset: {player: p.player}},
       h('td', {text: String(p.rank)}),
-      h('th', {scope: 'row'}, link(app, `/players/${encodeURIComponent(p.player)}`, p.name)),
+      // A guest may take any name, an account's too: the board says whose is an account.
+      h('th', {scope: 'row'}, link(app, `/players/${encodeURIComponent(p.player)}`, p.name),
+        p.guest ? h('span', {class: 'muted small guest-mark', text: ' (guest)'}) : null),
       h('td', {text: p.rating.toFixed(0)}), h('td', {text: String(p.matches)})))));
   fill(root, screen('leaderboard-page', 'Leaderboard', app,
     h('div', {class: 'panel'}, h('label', {class: 'field'}, h('span', {text: 'Rules family'}), pick)),
