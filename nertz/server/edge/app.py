@@ -176,11 +176,9 @@ and keep everyone else out."""
 BOT_ROOMS_PER_ADDRESS = 3
 """Rooms with only bots at play one client address may have playing at once (per process): a
 host who watches bots play (seated elsewhere or not at all) costs the server the bots' CPU for
-no person at the table. A room the address set playing counts while a round is counted down
-or played and every seated player is a bot or a person with no socket open (however it came
-to be so: a host who started seated and then left counts too); with this many, the address's
-``start``, ``rematch``, ``next_round`` or ``bot_seat`` in any room is refused
-(``too_many_bot_rooms``) until one of them ends its round or a person comes back to it."""
+no person at the table. A room counts while a round is counted down or played and every
+seated player is a bot or a person with no socket open; its host's ``start``, ``rematch``,
+``next_round`` or ``bot_seat`` that would make one more is refused (``too_many_bot_rooms``)."""
 
 
 JOINING: Final = "joining "
@@ -1295,11 +1293,11 @@ def create_app(
             room.resync(conn, player, msg.since)
         elif isinstance(msg, protocol.Hello):
             conn.send(_error("bad_message", "already said hello"))
-        elif _starts_play(room, player, msg) and not _bot_room_allowed(room, conn.address):
+        elif _starts_bot_play(room, player, msg) and not _bot_room_allowed(room, conn.address):
             conn.send(_error("too_many_bot_rooms", f"your address has {BOT_ROOMS_PER_ADDRESS} "
-                             "rooms where bots play alone already (at most "
-                             f"{BOT_ROOMS_PER_ADDRESS} at once): wait for one of them to "
-                             "finish its round, or come back to it"))
+                             "rooms of bots alone playing already (at most "
+                             f"{BOT_ROOMS_PER_ADDRESS} at once): seat a person here, or wait "
+                             "for one of them to finish its round"))
         else:
             room.handle(player, msg, conn, stamp)
 
@@ -1315,41 +1313,39 @@ def create_app(
         return bool(seated) and all(p.bot is not None or p.sockets == 0 or p.seat == to_bot
                                     for p in seated)
 
-    def _starts_play(room: LiveRoom, player: Player, msg: Any) -> bool:
-        """Whether ``msg`` sets the table's bots playing (if the table takes it: only its
-        host's may): a start, a rematch, a next round, or a bot seated during play."""
+    def _starts_bot_play(room: LiveRoom, player: Player, msg: Any) -> bool:
+        """Whether ``msg`` would set bots alone playing in ``room`` (if the table takes it:
+        only its host's may)."""
         if player.id != room.table.host:
             return False
         if isinstance(msg, protocol.Start | protocol.Rematch | protocol.NextRound):
-            return True
-        return isinstance(msg, protocol.BotSeat) and room.table.phase in _AT_PLAY
+            return _bots_alone(room)
+        if isinstance(msg, protocol.BotSeat):
+            return room.table.phase in _AT_PLAY and _bots_alone(room, msg.seat)
+        return False
 
     def _bot_room_allowed(room: LiveRoom, address: str) -> bool:
-        """Whether ``address`` may set a table playing: not while :data:`BOT_ROOMS_PER_ADDRESS`
-        other tables it set playing have bots alone at play. Every table it sets playing is
-        watched while in play, whoever sits there now: a host who starts seated and then
-        closes their socket leaves the bots playing alone as surely as one who never sat."""
-        mine = _in_play(bot_rooms.get(address, set()))
-        alone = sum(1 for room_id in mine
-                    if room_id != room.id and _bots_alone(hub().rooms[room_id]))
-        if alone >= BOT_ROOMS_PER_ADDRESS:
+        """Count ``room`` among ``address``'s rooms of bots alone, unless it has
+        :data:`BOT_ROOMS_PER_ADDRESS` others playing."""
+        mine = _still_playing(bot_rooms.get(address, set()))
+        if room.id not in mine and len(mine) >= BOT_ROOMS_PER_ADDRESS:
             return False
-        # Watched from now: the command is handled at once, and one the table refuses leaves
+        # Counted from now: the command is handled at once, and one the table refuses leaves
         # the room out of play, so the next look drops it.
         mine.add(room.id)
         if len(bot_rooms) > 10_000:  # addresses that never came back: forget the finished
             for key in list(bot_rooms):
-                if not _in_play(bot_rooms[key]):
+                if not _still_playing(bot_rooms[key]):
                     del bot_rooms[key]
         bot_rooms[address] = mine
         return True
 
-    def _in_play(room_ids: set[str]) -> set[str]:
-        """``room_ids`` less the rooms no longer in play (changed in place)."""
+    def _still_playing(room_ids: set[str]) -> set[str]:
+        """``room_ids`` less the rooms no longer playing with bots alone (changed in place)."""
         rooms = hub().rooms
         for room_id in list(room_ids):
             room = rooms.get(room_id)
-            if room is None or room.table.phase not in _AT_PLAY:
+            if room is None or room.table.phase not in _AT_PLAY or not _bots_alone(room):
                 room_ids.discard(room_id)
         return room_ids
 
