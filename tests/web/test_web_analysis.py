@@ -61,3 +61,36 @@ def test_replay_viewer_shows_the_analysis_and_jumps(server: Any, new_page: Any,
     said = page.text_content("#replay-step .race-note") or ""
     assert "Ann beat Ben's 3 of spades to foundation 1 by 100 ms" in said, said
     assert page.locator('.opp[data-seat="1"] .card.race-lost[data-card="3S"]').count() == 1
+
+
+def test_a_busy_server_is_asked_again_and_a_file_is_not_blamed(server: Any,
+                                                               new_page: Any) -> None:
+    # "Not now" (429, 503) is not "never": the analysis is asked for again after the server's
+    # Retry-After, and an upload refused for being one too many does not call the file bad.
+    page = new_page()
+    refused: list[str] = []
+
+    def once_busy(route: Any) -> None:
+        if not refused:
+            refused.append(route.request.url)
+            route.fulfill(status=429, headers={"Retry-After": "1"},
+                          content_type="application/json",
+                          body='{"error": "4 replays from your address are being played"}')
+        else:
+            route.continue_()
+
+    page.route("**/api/replays/analysis", once_busy)
+    page.goto(server.base + "/")
+    page.set_input_files("#replay-file", str(FILE))
+    page.wait_for_selector("#replay-analysis .analysis-jump")
+    assert refused  # the first ask was refused, the second answered
+
+    page = new_page()
+    page.route("**/api/replays/frames", lambda route: route.fulfill(
+        status=503, headers={"Retry-After": "5"}, content_type="application/json",
+        body='{"error": "the server is busy playing replays through"}'))
+    page.goto(server.base + "/")
+    page.set_input_files("#replay-file", str(FILE))
+    page.wait_for_function("document.querySelector('#replay-error').textContent.length > 0")
+    text = page.text_content("#replay-error") or ""
+    assert "cannot show it just now" in text and "not a replay" not in text, text

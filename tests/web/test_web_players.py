@@ -68,6 +68,8 @@ def test_the_player_page_and_the_leaderboard(server: Any, new_page: Any, tmp_pat
     page.goto(server.base + "/leaderboard/fairy_fly")
     entry = page.wait_for_selector("#leaderboard tbody tr a")
     assert entry.inner_text() == "Pia"
+    # She plays as a guest, who may take any name: the board says so.
+    assert (page.text_content("#leaderboard tbody tr th") or "").strip() == "Pia (guest)"
     assert axe_violations(page, axe) == []
     entry.click()
     page.wait_for_selector(f"#history tr[data-match='{match}']")

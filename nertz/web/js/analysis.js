@@ -5,7 +5,7 @@
 // the card became playable (its `round` and `step`, the viewer's position).
 
 import {h} from './dom.js';
-import {api} from './net.js';
+import {api, apiPatiently} from './net.js';
 
 const SUITS = {S: 'spades', H: 'hearts', D: 'diamonds', C: 'clubs'};
 const RANKS = {A: 'ace', T: '10', J: 'jack', Q: 'queen', K: 'king'};
@@ -28,10 +28,10 @@ function seconds(ms) { return `${(ms / 1000).toFixed(1)} s`; }
 
 /** The analysis of a stored match, or of a replay file's text. */
 export function fetchAnalysis(matchId) {
-  return api(`/api/matches/${encodeURIComponent(matchId)}/analysis`);
+  return apiPatiently(`/api/matches/${encodeURIComponent(matchId)}/analysis`);
 }
 export function uploadAnalysis(text) {
-  return api('/api/replays/analysis', text);
+  return apiPatiently('/api/replays/analysis', text);
 }
 
 /** One line of seat `seat`'s missed plays: "3 missed plays: 5 of hearts at 0:41, ...", each a

@@ -2,7 +2,7 @@
 // the server sends, one's own moves shown at once and confirmed (or rolled back) by the server.
 
 import {h, fill, toast, store} from './dom.js';
-import {api, Connection} from './net.js';
+import {api, apiPatiently, Connection} from './net.js';
 import {applyUpdate} from './merge.js';
 import {applyLocal, clone, lift, parseMove} from './rules.js';
 import {TableView} from './table.js';
@@ -104,7 +104,7 @@ async function route() {
     const id = params.get('replay');
     fill(root, h('p', {class: 'loading', text: 'Loading the replay…'}));
     try {
-      openReplay(await api(`/api/matches/${encodeURIComponent(id)}/frames`), `match ${id}`,
+      openReplay(await apiPatiently(`/api/matches/${encodeURIComponent(id)}/frames`), `match ${id}`,
         () => fetchAnalysis(id), {match: id, round: params.get('round'), step: params.get('step')});
     }
     catch (e) { fill(root, h('div', {class: 'screen'}, h('p', {class: 'error-text', text: e.message}), h('a', {href: '/'}, 'Home'))); }

@@ -2,7 +2,10 @@
 
 import {Versions} from './merge.js';
 
-/** Call the HTTP API; throws Error(message) with the server's own words on a 4xx. */
+/**
+ * Call the HTTP API; throws Error(message) with the server's own words on a 4xx, its `status`
+ * and `retryAfter` (seconds, from the header; 0 if none) set.
+ */
 export async function api(path, body) {
   const init = body === undefined ? {} : {
     method: 'POST',
@@ -12,8 +15,34 @@ export async function api(path, body) {
   const res = await fetch(path, init);
   let data = null;
   try { data = await res.json(); } catch { data = null; }
-  if (!res.ok) throw new Error((data && data.error) || `${res.status} ${res.statusText}`);
+  if (!res.ok) {
+    const err = new Error((data && data.error) || `${res.status} ${res.statusText}`);
+    err.status = res.status;
+    err.retryAfter = Number(res.headers.get('retry-after')) || 0;
+    throw err;
+  }
   return data;
+}
+
+/** Whether an API error says "not now" (a limit or a busy server), not "never". */
+export function busy(err) {
+  return err && (err.status === 429 || err.status === 503);
+}
+
+/**
+ * `api` for something worth waiting for (a match's analysis, its replay): a "not now" is
+ * asked again after the server's Retry-After (1 to 10 s), a few times, before it is given up.
+ */
+export async function apiPatiently(path, body, tries = 4) {
+  for (let i = 1; ; i++) {
+    try {
+      return await api(path, body);
+    } catch (e) {
+      if (!busy(e) || i >= tries) throw e;
+      const wait = Math.min(10, Math.max(1, e.retryAfter || 1));
+      await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+    }
+  }
 }
 
 /**

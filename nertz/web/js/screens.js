@@ -4,7 +4,7 @@
 import {playersNav, roomRatings, ratingChanges} from './players.js';
 import {h, fill, refill, toast, store} from './dom.js';
 import {ownerMark} from './cards.js';
-import {api} from './net.js';
+import {api, busy} from './net.js';
 import {analysisSlot, fetchAnalysis, sameDealButton, uploadAnalysis} from './analysis.js';
 import {presetName, optionName, valueName} from './names.js';
 
@@ -161,7 +161,9 @@ export async function homeScreen(root, app) {
       const frames = await api('/api/replays/frames', text);
       app.openReplay(frames, f.name, () => uploadAnalysis(text));
     } catch (e) {
-      replayErr.textContent = `That file is not a replay this page can show (a *.nertz.json file saved from a match): ${e.message}`;
+      replayErr.textContent = busy(e)
+        ? `The server cannot show it just now: ${e.message}`
+        : `That file is not a replay this page can show (a *.nertz.json file saved from a match): ${e.message}`;
       replayErr.scrollIntoView({block: 'nearest'});
     }
   });
