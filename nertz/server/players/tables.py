@@ -19,7 +19,7 @@ profiles = sa.Table(
     sa.Column("password_hash", sa.Text, nullable=True),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("account_look", sa.Text, nullable=True),
-    sa.UniqueConstraint("account_look", name="profiles_account_look"),
+    sa.Index("profiles_account_look", "account_look", unique=True),
 )
 """A player: a guest (no account) or an account (``account``: the folded name signed in with;
 ``account_look``: its look-alike key, :func:`nertz.server.protocol.name_skeleton`, unique so that

@@ -26,8 +26,9 @@ def upgrade() -> None:
     # accounts: keys written now and keys written later must agree.
     from nertz.server.protocol import ProtocolError, clean_name, name_skeleton
 
-    with op.batch_alter_table("profiles") as batch:
-        batch.add_column(sa.Column("account_look", sa.Text, nullable=True))
+    # A column and a unique index, which both databases add in place (a unique constraint
+    # would make SQLite copy the whole table).
+    op.add_column("profiles", sa.Column("account_look", sa.Text, nullable=True))
     conn = op.get_bind()
     rows = conn.execute(sa.text(
         "SELECT id, name FROM profiles WHERE account IS NOT NULL ORDER BY created_at, id"))
@@ -43,12 +44,11 @@ def upgrade() -> None:
             looks.append({"id": row.id, "look": look})
     if looks:
         conn.execute(sa.text("UPDATE profiles SET account_look = :look WHERE id = :id"), looks)
-    with op.batch_alter_table("profiles") as batch:
-        batch.create_unique_constraint("profiles_account_look", ["account_look"])
+    op.create_index("profiles_account_look", "profiles", ["account_look"], unique=True)
 
 
 def downgrade() -> None:
     """Drop it."""
+    op.drop_index("profiles_account_look", "profiles")
     with op.batch_alter_table("profiles") as batch:
-        batch.drop_constraint("profiles_account_look", type_="unique")
         batch.drop_column("account_look")
