@@ -25,7 +25,7 @@ DEMO = json.loads((ROOT / "examples" / "demo.nertz.json").read_text())
 
 def test_those_asking_at_once_share_one_making_and_later_ones_the_answer() -> None:
     async def main() -> tuple[list[bytes], int]:
-        once = MadeOnce(keep=2)
+        once = MadeOnce(keep=2, keep_bytes=1000)
         made = 0
         gate = asyncio.Event()
 
@@ -48,7 +48,7 @@ def test_those_asking_at_once_share_one_making_and_later_ones_the_answer() -> No
 
 def test_a_makers_failure_is_its_own_and_the_waiters_make_it_themselves() -> None:
     async def main() -> list[Any]:
-        once = MadeOnce(keep=2)
+        once = MadeOnce(keep=2, keep_bytes=1000)
         gate = asyncio.Event()
         tries = 0
 
@@ -73,7 +73,7 @@ def test_a_makers_failure_is_its_own_and_the_waiters_make_it_themselves() -> Non
 
 def test_a_waiter_that_goes_away_leaves_the_making_to_the_rest() -> None:
     async def main() -> bytes:
-        once = MadeOnce(keep=2)
+        once = MadeOnce(keep=2, keep_bytes=1000)
         gate = asyncio.Event()
 
         async def make() -> bytes:
@@ -95,7 +95,7 @@ def test_a_waiter_that_goes_away_leaves_the_making_to_the_rest() -> None:
 
 def test_only_the_most_recently_asked_answers_are_kept() -> None:
     async def main() -> list[int]:
-        once = MadeOnce(keep=2)
+        once = MadeOnce(keep=2, keep_bytes=1000)
         made: list[int] = []
 
         def maker(n: int) -> Any:
@@ -157,3 +157,26 @@ def test_a_household_at_one_table_all_get_their_matchs_answer(
             for _ in range(2):
                 r = http.get(f"/api/matches/nope/{what}")
                 assert r.status_code == 404 and "nope" in r.json()["error"]
+
+
+def test_kept_answers_are_bounded_in_bytes_too() -> None:
+    async def main() -> tuple[list[int], int]:
+        once = MadeOnce(keep=10, keep_bytes=10)
+        made: list[int] = []
+
+        def maker(n: int, size: int) -> Any:
+            async def make() -> bytes:
+                made.append(n)
+                return b"x" * size
+            return make
+
+        await once.get(1, maker(1, 4))
+        await once.get(2, maker(2, 4))
+        await once.get(3, maker(3, 4))  # 12 bytes: the oldest goes
+        await once.get(4, maker(4, 11))  # larger than all that is kept: answered, not kept
+        for n in (3, 2, 4, 1):  # 3 and 2 are kept; 4 never is; 1 went first
+            await once.get(n, maker(n, 4 if n < 4 else 11))
+        return made, once.kept_bytes
+
+    made, kept = asyncio.run(main())
+    assert made == [1, 2, 3, 4, 4, 1] and kept <= 10, (made, kept)

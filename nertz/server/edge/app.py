@@ -118,6 +118,9 @@ MATCH_ANSWERS_KEPT = 64
 """Finished matches' frames and analyses kept made (per process), the most recently asked for:
 a finished match never changes, and its players' pages ask for its analysis all at once."""
 
+MATCH_ANSWERS_BYTES = 32 * 1024 * 1024
+"""At most this many bytes of them kept (a nine-round match's frames are some 650 KB)."""
+
 REPLAY_WORK_WAITING = 16
 """Replays that may wait for the replay thread or be on it at once (per process), from every
 address: one more is refused with a 503 rather than queued, so the wait stays bounded (each
@@ -850,7 +853,7 @@ def create_app(
         # One fixed lesson, made once (nertz.server.tutorial).
         return Response(msgspec.json.encode(lesson()), media_type="application/json")
 
-    finished_matches = MadeOnce(MATCH_ANSWERS_KEPT)
+    finished_matches = MadeOnce(MATCH_ANSWERS_KEPT, MATCH_ANSWERS_BYTES)
 
     @app.get("/api/matches/{match_id}/frames", **API["match_frames"])
     async def match_frames(match_id: str, request: Request) -> Response:

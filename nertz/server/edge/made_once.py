@@ -15,11 +15,17 @@ from collections.abc import Awaitable, Callable, Hashable
 
 
 class MadeOnce:
-    """The last :attr:`keep` answers, by key, and the one being made for each key."""
+    """The last answers, by key (at most :attr:`keep` of them and :attr:`keep_bytes` in all),
+    and the one being made for each key."""
 
-    def __init__(self, keep: int) -> None:
+    def __init__(self, keep: int, keep_bytes: int) -> None:
         self.keep = keep
         """How many answers are kept (the least recently asked for goes first)."""
+        self.keep_bytes = keep_bytes
+        """How many bytes of answers are kept in all (a long match's frames run to megabytes;
+        one larger than this is answered and not kept)."""
+        self.kept_bytes = 0
+        """The bytes of the answers kept now."""
         self._made: OrderedDict[Hashable, bytes] = OrderedDict()
         self._making: dict[Hashable, asyncio.Future[bytes]] = {}
 
@@ -56,9 +62,11 @@ class MadeOnce:
             raise
         finally:
             del self._making[key]
-        self._made[key] = made
-        while len(self._made) > self.keep:
-            self._made.popitem(last=False)
+        if len(made) <= self.keep_bytes:
+            self._made[key] = made
+            self.kept_bytes += len(made)
+            while len(self._made) > self.keep or self.kept_bytes > self.keep_bytes:
+                self.kept_bytes -= len(self._made.popitem(last=False)[1])
         making.set_result(made)
         return made
 
