@@ -197,17 +197,26 @@ export class TableView {
     const gap = px(css.columnGap);
     const frame = (a, b) => px(css[`padding${a}`]) + px(css[`padding${b}`]) + px(css[`border${a}Width`]) + px(css[`border${b}Width`]);
     const width = middle.clientWidth - frame('Left', 'Right');
-    // Each pile's card under the top peeks out 4px above it (.fnd .under).
-    const height = middle.clientHeight - frame('Top', 'Bottom') - 4;
+    // Each pile's card under the top peeks out 4px above it (.fnd .under): in every row, so
+    // counted per row below (counted once, the first and last rows spilled past the strip at
+    // some heights of the middle).
+    const height = middle.clientHeight - frame('Top', 'Bottom');
     const most = this.founds.querySelector('.fnd .card:not(.under)').getBoundingClientRect().width;
     let best = 0;
     for (let cols = 1; cols <= n; cols++) {
       const rows = Math.ceil(n / cols);
       const byWidth = (width - (cols - 1) * gap) / cols;
-      const byHeight = ((height - (rows - 1) * gap) / rows) / 1.4;
+      const byHeight = ((height - (rows - 1) * gap) / rows - 4) / 1.4;
       best = Math.max(best, Math.min(byWidth, byHeight));
     }
-    if (best < most) this.founds.style.setProperty('--fw', `${Math.max(12, Math.floor(best))}px`);
+    let fw = Math.floor(Math.min(best, most));
+    if (best < most) this.founds.style.setProperty('--fw', `${Math.max(12, fw)}px`);
+    // The sums above assume the rows they counted; the wrapping lays out the piles as they
+    // are (each with its frame and marks), and at some sizes it wraps one pile fewer a row and
+    // the strip overflows (its first and last rows spilled over the seats). The layout says.
+    const over = () => this.founds.scrollHeight > this.founds.clientHeight + 1
+      || this.founds.scrollWidth > this.founds.clientWidth + 1;
+    while (fw > 12 && over()) this.founds.style.setProperty('--fw', `${--fw}px`);
   }
 
   /** A spectator has no tableau of their own: the seats share the whole screen, in the number
