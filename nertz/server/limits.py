@@ -150,49 +150,6 @@ def give_back_memory(trim: bool = True, deep: bool = True) -> None:
     malloc_trim(0)
 
 
-class SocketCaps:
-    """Open sockets counted per client address and in total, each capped (0: no cap).
-
-    A socket is counted from its handshake until it closes; an address with no socket open is
-    forgotten at once, so the table holds only addresses with sockets open."""
-
-    def __init__(self, per_address: int, total: int) -> None:
-        self.per_address = per_address
-        self.total = total
-        self.open = 0
-        self.peak = 0
-        self.by_address: dict[str, int] = {}
-
-    def acquire(self, address: str) -> str | None:
-        """Count one more socket for ``address``; or, when a cap is reached, count nothing and
-        return the refusal (which names the cap)."""
-        held = self.by_address.get(address, 0)
-        if self.per_address and held >= self.per_address:
-            return (f"too many sockets from one address: at most {self.per_address} "
-                    "open at once")
-        if self.total and self.open >= self.total:
-            return f"the server is full: at most {self.total} sockets open at once"
-        self.by_address[address] = held + 1
-        self.open += 1
-        self.peak = max(self.peak, self.open)
-        return None
-
-    def release(self, address: str) -> bool:
-        """A socket counted by :meth:`acquire` closed. True when the sockets open have fallen
-        to a quarter of their peak since the last such moment (a peak of at least
-        :data:`TRIM_PEAK`): the time to give their memory back (:func:`give_back_memory`)."""
-        held = self.by_address.get(address, 0)
-        if held <= 1:
-            self.by_address.pop(address, None)
-        else:
-            self.by_address[address] = held - 1
-        self.open = max(0, self.open - 1)
-        if self.peak >= TRIM_PEAK and self.open <= self.peak // 4:
-            self.peak = self.open
-            return True
-        return False
-
-
 class InFlight:
     """Work in progress counted per key (a client address) and in total, each capped (0: no
     cap): how a costly kind of request (a replay played through) keeps one address from
@@ -225,6 +182,50 @@ class InFlight:
         else:
             self.by_key[key] = held - 1
         self.count = max(0, self.count - 1)
+
+
+class SocketCaps(InFlight):
+    """Open sockets counted per client address and in total, each capped (0: no cap).
+
+    A socket is counted from its handshake until it closes; an address with no socket open is
+    forgotten at once, so the table holds only addresses with sockets open."""
+
+    def __init__(self, per_address: int, total: int) -> None:
+        super().__init__(per_address, total)
+        self.peak = 0
+        """The most sockets open at once since memory was last given back."""
+
+    @property
+    def open(self) -> int:
+        """Sockets open now."""
+        return self.count
+
+    @property
+    def by_address(self) -> dict[str, int]:
+        """Sockets open now per address (only addresses with some)."""
+        return self.by_key
+
+    def acquire(self, address: str) -> str | None:
+        """Count one more socket for ``address``; or, when a cap is reached, count nothing and
+        return the refusal (which names the cap)."""
+        refused = self.take(address)
+        if refused == "key":
+            return (f"too many sockets from one address: at most {self.per_key} "
+                    "open at once")
+        if refused is not None:
+            return f"the server is full: at most {self.total} sockets open at once"
+        self.peak = max(self.peak, self.count)
+        return None
+
+    def release(self, address: str) -> bool:
+        """A socket counted by :meth:`acquire` closed. True when the sockets open have fallen
+        to a quarter of their peak since the last such moment (a peak of at least
+        :data:`TRIM_PEAK`): the time to give their memory back (:func:`give_back_memory`)."""
+        self.give_back(address)
+        if self.peak >= TRIM_PEAK and self.count <= self.peak // 4:
+            self.peak = self.count
+            return True
+        return False
 
 
 @dataclass(frozen=True, slots=True)
