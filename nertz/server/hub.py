@@ -96,8 +96,6 @@ class Hub:
         """Who owns which room, and the road from a room to its sockets."""
         self.rooms: dict[str, LiveRoom] = {}
         self.idle_seconds = idle_seconds
-        self._empty_since: dict[str, float] = {}
-        """Rooms with nobody connected, since when (the event loop's clock)."""
         self._resting: dict[str, float] = {}
         """Rooms out of memory, still open, nobody in them since when: they close when idle."""
         self.start_bots = start_bots
@@ -219,7 +217,7 @@ class Hub:
             await asyncio.sleep(LATENCY_SECONDS)
             # In a call of its own, so that no local of this endless loop keeps the last
             # closed room alive.
-            await self._tick_once(loop.time())
+            await self._tick_once(time.monotonic())
             most = max(most, len(self.rooms))
             if loop.time() - collected >= COLLECT_SECONDS:
                 # The allocator's pages go back only once rooms have left memory: rooms that
@@ -235,15 +233,14 @@ class Hub:
         idle, resting = [], []
         for room in list(self.rooms.values()):
             room.send_latency()
-            if room.fanout.sinks:
-                self._empty_since.pop(room.id, None)
+            if room.empty_since is None:
                 continue
             if room.table.phase.between_matches:
                 # Nobody to catch up and nothing in play: most rooms spend their idle time so
                 # (a finished match, everyone gone), and their broadcasts were most of what
                 # they kept. Whoever comes back gets the whole state.
                 room.fanout.forget_history()
-            empty = now - self._empty_since.setdefault(room.id, now)
+            empty = now - room.empty_since
             if empty >= self.idle_seconds:
                 idle.append(room)
             elif (empty >= REST_SECONDS and self.node is None
@@ -256,7 +253,7 @@ class Hub:
                 # time; one already out of it is closed at the next start, by its last entry
                 log.exception("%d idle rooms could not be closed", len(idle))
         if resting:
-            since = {room.id: self._empty_since.get(room.id, now) for room in resting}
+            since = {room.id: room.empty_since or now for room in resting}
             for room in await self._unload(resting, only_empty=True):
                 self._resting[room.id] = since[room.id]
         if any(now - t >= self.idle_seconds for t in self._resting.values()):
@@ -281,7 +278,6 @@ class Hub:
         with "reconnect" (their clients reach the new owner). Its log is not touched again:
         writes still queued are refused by their old epoch."""
         room = self.rooms.pop(room_id, None)
-        self._empty_since.pop(room_id, None)
         if self.node is not None:
             self.node.drop(room_id)
         if room is None:
@@ -326,7 +322,6 @@ class Hub:
                     self.bus.release(room.id)
                     if self.node is not None:
                         await self.node.release(room.id)
-                self._empty_since.pop(room.id, None)
         return rooms
 
     async def close_room(self, room: LiveRoom) -> None:

@@ -4,7 +4,8 @@
 :meth:`Table.handle <nertz.server.room.table.Table.handle>`, and the effects it returns (and the
 clock's) go over the :class:`~nertz.server.bus.Bus` to the
 :class:`~nertz.server.edge.fanout.Fanout`. It also runs the room's bots,
-each through an in-process :class:`~nertz.server.room.bots.RoomSeat`. When rooms are owned
+each through an in-process :class:`~nertz.server.room.bots.RoomSeat`; they wait while nobody
+has been connected for :data:`BOTS_WAIT_SECONDS`. When rooms are owned
 across processes, the bus carries the same two calls (commands in, effects out) between a
 room's owner and the sockets' process.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from nertz.bots.driver import BotDriver
 from nertz.server import protocol
@@ -24,6 +26,13 @@ from nertz.server.room.messages import Effects, Stamp
 from nertz.server.room.table import Table
 
 log = logging.getLogger("nertz.bots")
+
+BOTS_WAIT_SECONDS = 30.0
+"""How long a room's bots play on with nobody connected (no socket, seated or watching, on any
+process): then they wait until someone comes. A round nobody sees is not played out for nobody
+(a host who set bots going and left would have them play on uncounted), and a person whose
+connection dropped finds the round where the bots left it. As long as a host's absence
+(:data:`~nertz.server.room.lobby.HOST_AWAY_SECONDS`): a reload or a lost signal is shorter."""
 
 
 class LiveRoom:
@@ -38,6 +47,10 @@ class LiveRoom:
         self.joined_from: dict[str, str] = {}
         """The address each person here joined from, by player id (this process's memory:
         what the edge's per-address cap and a kick's bar read; a rebuilt room starts empty)."""
+        self.empty_since: float | None = time.monotonic()
+        """Since when nobody is connected (:func:`time.monotonic`), None while someone is: the
+        hub closes a room empty too long, and the bots wait in one empty a while. A room
+        (new, or rebuilt after its owner died) starts empty until its first socket comes."""
         table.on_bot = self.start_bot
         bus.subscribe(table.id, self.fanout)
         table.connect(self._publish)
@@ -60,6 +73,10 @@ class LiveRoom:
     def attach(self, sink: Sink, player: Player | None, since: int | None) -> None:
         """A socket joins: bring it up to date from ``since`` or send the whole state."""
         self.fanout.attach(sink, player.id if player is not None else None)
+        if self.empty_since is not None:
+            self.empty_since = None
+            # Waiting bots wake: a watcher with no seat brings no broadcast that would.
+            self.fanout.wake()
         self.resync(sink, player, since)
         self._publish(self.table.connected(player))
 
@@ -73,8 +90,16 @@ class LiveRoom:
     def detach(self, sink: Sink) -> None:
         """A socket closed. The seat waits for its player to come back."""
         pid = self.fanout.detach(sink)
+        if not self.fanout.sinks and self.empty_since is None:
+            self.empty_since = time.monotonic()
         if pid is not None:
             self._publish(self.table.disconnected(self.table.players.get(pid)))
+
+    @property
+    def unwatched(self) -> bool:
+        """Whether nobody has been connected for :data:`BOTS_WAIT_SECONDS`: the bots wait."""
+        since = self.empty_since
+        return since is not None and time.monotonic() - since >= BOTS_WAIT_SECONDS
 
     @property
     def changed(self) -> asyncio.Event:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -153,6 +153,16 @@ def in_loop(client: TestClient, fn: Any, *args: Any) -> Any:
     return client.portal.call(fn, *args)
 
 
+def wait_for(condition: Callable[[], object], timeout: float = 60.0,
+             every: float = 0.05) -> None:
+    """Wait until ``condition()`` is true, asking every ``every`` seconds; fail after
+    ``timeout`` (a condition, not a guess at how long the machine takes)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(every)
+
+
 async def until_playing(table: Table, timeout: float = WAIT) -> None:
     """Wait (on the table's loop) until its round is dealt: the countdown's timer runs on the
     loop, however busy the machine."""
@@ -224,9 +234,11 @@ def hello(ws: WebSocketTestSession, token: str, since: int | None = None) -> Mes
 
 
 def wait_phase(ws: WebSocketTestSession, phase: str, timeout: float = WAIT) -> Message:
-    """Read until a message shows the room in ``phase``; returns that message."""
+    """Read until a message shows the room in ``phase``; returns that message. Fails after
+    ``timeout`` in all (the room's periodic messages do not extend it)."""
+    deadline = time.monotonic() + timeout
     while True:
-        m = recv(ws, timeout)
+        m = recv(ws, max(0.0, deadline - time.monotonic()))
         room = m.get("room")
         if isinstance(room, dict) and room.get("phase") == phase:
             return m

@@ -20,12 +20,17 @@ import httpx
 import pytest
 from server_support import (
     WAIT,
+    Person,
     StuckSocket,
     ask,
     create_room,
     hello,
+    hub_of,
+    in_loop,
     join,
     live_server,
+    moves_of,
+    wait_for,
     wait_phase,
 )
 from starlette.testclient import TestClient, WebSocketTestSession
@@ -34,7 +39,9 @@ from websockets.sync.client import connect
 
 import nertz.server.edge.app as app_module
 import nertz.server.edge.connection as connection_module
+import nertz.server.live as live_module
 from nertz import replay
+from nertz.bots import SPEEDS, SpeedProfile
 from nertz.server.edge import http_protocol
 from nertz.server.edge.app import create_app
 from nertz.server.edge.echo import ECHO_CHARS
@@ -233,16 +240,16 @@ def test_uploads_from_one_address_are_limited_a_minute(
 # --------------------------------------------------------------------------- 3. rooms of bots
 
 
-def bots_alone(client: TestClient, stack: ExitStack) -> tuple[str, WebSocketTestSession]:
-    """A two-seat room whose host watches (spectator) and whose seats are bots; the host's
-    socket, said hello."""
+def bots_alone(client: TestClient, stack: ExitStack) -> tuple[Person, WebSocketTestSession]:
+    """A two-seat room whose host watches (spectator) and whose seats are bots: the host, and
+    their socket, said hello."""
     ann = create_room(client, seats=2)
     ws = stack.enter_context(client.websocket_connect(f"/ws/{ann.room}"))
     assert hello(ws, ann.token)["type"] == "state"
     ws.send_json({"type": "assign", "player": ann.player, "seat": None})
     ws.send_json({"type": "add_bot"})
     ws.send_json({"type": "add_bot"})
-    return ann.room, ws
+    return ann, ws
 
 
 @pytest.mark.usefixtures("fast_bots")
@@ -290,6 +297,44 @@ def test_a_seated_person_who_never_connects_does_not_hide_a_bot_room(
         c.send_json({"type": "add_bot"})
         refused = ask(c, start)
         assert refused["type"] == "error" and refused["code"] == "too_many_bot_rooms", refused
+
+
+def test_bots_wait_while_nobody_is_connected(
+        client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A host who set bots playing and left would otherwise have them play the round out,
+    # counted nowhere: they play on a moment (a reload, a lost signal), then wait.
+    monkeypatch.setitem(SPEEDS, "skilled", SpeedProfile("skilled", 60.0, 30.0))
+    monkeypatch.setattr(live_module, "BOTS_WAIT_SECONDS", 0.3)
+    monkeypatch.setattr(app_module, "BOT_ROOMS_PER_ADDRESS", 1)
+    with ExitStack() as stack:
+        ann, ws = bots_alone(client, stack)
+        ws.send_json({"type": "start", "countdown_ms": 0})
+        wait_phase(ws, "playing")
+        room = hub_of(client).rooms[ann.room]
+
+        def played() -> int:
+            return int(in_loop(client, lambda: len(moves_of(room.table))))
+
+        wait_for(lambda: played() >= 3)
+    # Everyone gone: the bots wait once the time is up, the round not played out.
+    wait_for(lambda: room.unwatched)
+    last = [-1]
+
+    def stopped() -> bool:
+        before, last[0] = last[0], played()
+        return before == last[0]
+
+    wait_for(stopped, every=1.0)
+    assert room.table.phase == "playing"
+    # Waiting, the room is no bot room of its host's address: another may start.
+    with ExitStack() as stack:
+        _other, b = bots_alone(client, stack)
+        b.send_json({"type": "start", "countdown_ms": 10_000})
+        wait_phase(b, "countdown")
+    # The first to come back finds them playing again.
+    with client.websocket_connect(f"/ws/{ann.room}") as ws:
+        assert hello(ws, ann.token)["type"] == "state"
+        wait_for(lambda: played() > last[0])
 
 
 # --------------------------------------------------------------------------- 4. handshakes

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from server_support import create_room, hello, hub_of, in_loop, recv
+from server_support import create_room, hello, hub_of, in_loop, recv, wait_for
 from starlette.testclient import TestClient
 
 import nertz.server.hub as hub_module
@@ -31,13 +31,6 @@ from nertz.server.serve import tune_gc
 from nertz.server.store import Store, room_log
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def wait_for(condition: Any, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 def test_an_empty_room_closes_and_its_matches_stay(

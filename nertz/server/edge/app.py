@@ -1307,7 +1307,8 @@ def create_app(
     bot_rooms: dict[str, set[str]] = {}
     """The rooms each address set playing with bots alone (:data:`BOT_ROOMS_PER_ADDRESS`),
     checked again at its next such command: a room that stopped (its round over, a person
-    seated and connected, the room gone) no longer counts."""
+    seated and connected, its bots waiting with nobody connected, the room gone) no longer
+    counts."""
 
     def _bots_alone(room: LiveRoom, to_bot: int | None = None) -> bool:
         """Whether nobody but bots would play at the table: every seated player a bot, or a
@@ -1348,7 +1349,8 @@ def create_app(
         rooms = hub().rooms
         for room_id in list(room_ids):
             room = rooms.get(room_id)
-            if room is None or room.table.phase not in _AT_PLAY or not _bots_alone(room):
+            if (room is None or room.table.phase not in _AT_PLAY or not _bots_alone(room)
+                    or room.unwatched):
                 room_ids.discard(room_id)
         return room_ids
 

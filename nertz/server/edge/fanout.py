@@ -77,8 +77,7 @@ class Fanout:
             if send.to == EVERYONE:
                 self._remember(send.version, data)
                 self._queue(None, data, send.version)
-                self.changed.set()
-                self.changed = asyncio.Event()
+                self.wake()
             elif send.to == PASSING:
                 # In order with the changes before it (a pointer never shows a card before
                 # the update that put it there), to the sockets here now; no version.
@@ -97,6 +96,11 @@ class Fanout:
                         self.sinks.pop(sink, None)
                         self._sink_from.pop(sink, None)
                         self._queue(sink, None)
+
+    def wake(self) -> None:
+        """Set :attr:`changed` (and replace it): whoever waits on the room looks again."""
+        self.changed.set()
+        self.changed = asyncio.Event()
 
     def _remember(self, version: int, data: bytes) -> None:
         history = self.history

@@ -31,6 +31,10 @@ class BotHost(Protocol):
     def changed(self) -> asyncio.Event:
         """Set at the next broadcast."""
 
+    @property
+    def unwatched(self) -> bool:
+        """Whether nobody has been connected for a while: the bots wait for someone."""
+
     def submit(self, player: Player, message: protocol.ClientMessage) -> Effects:
         """Handle a command with no socket to answer and send its effects on."""
 
@@ -50,11 +54,13 @@ class RoomSeat:
         return self.player.id in table.players and not table.closed
 
     def look(self) -> Look | None:
-        """The live round as the seat sees it, or None while none is being played."""
+        """The live round as the seat sees it, or None while none is being played (or while
+        nobody watches: see :attr:`BotHost.unwatched`)."""
         table = self.host.table
         self._seen = self.host.changed
         rnd, seat = table.round, self.player.seat
-        if table.phase is not Phase.PLAYING or rnd is None or seat is None or rnd.ended:
+        if (table.phase is not Phase.PLAYING or rnd is None or seat is None or rnd.ended
+                or self.host.unwatched):
             return None
         key = (f"{table.id}:{table.match_number}:"
                f"{len(table.match.results) if table.match else 0}")
