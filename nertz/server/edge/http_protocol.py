@@ -42,11 +42,13 @@ A slow request *body* is the app's to bound (:func:`nertz.server.edge.app.read_b
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections import Counter
 from typing import Final
 
 import httptools
 import msgspec
+from uvicorn.config import Config
 from uvicorn.middleware.proxy_headers import _TrustedHosts
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -96,6 +98,20 @@ def _uncount(counts: Counter[str], address: str) -> None:
         del counts[address]
 
 
+_trusted: weakref.WeakKeyDictionary[Config, _TrustedHosts] = weakref.WeakKeyDictionary()
+"""Each server's trusted proxies, parsed once (its networks), not at every connection."""
+
+
+def _from_trusted_proxy(config: Config, peer: str | None) -> bool:
+    """Whether ``peer`` is a proxy the server was told to trust (``--trust-proxy``)."""
+    if not config.proxy_headers:
+        return False
+    hosts = _trusted.get(config)
+    if hosts is None:
+        hosts = _trusted[config] = _TrustedHosts(config.forwarded_allow_ips)
+    return peer in hosts
+
+
 class GuardedHttp(HttpToolsProtocol):
     """uvicorn's HTTP protocol with a deadline for each request's headers and a cap on the
     unfinished requests of one address (see the module)."""
@@ -112,8 +128,7 @@ class GuardedHttp(HttpToolsProtocol):
         super().connection_made(transport)
         peer = self.client[0] if self.client else None
         self._address = address_key(peer) if peer else "?"
-        if not (self.config.proxy_headers
-                and peer in _TrustedHosts(self.config.forwarded_allow_ips)):
+        if not _from_trusted_proxy(self.config, peer):
             if _open[self._address] >= OPEN_PER_ADDRESS:
                 self.transport.close()  # nothing asked yet: nothing to answer
                 return
