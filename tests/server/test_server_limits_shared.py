@@ -1,9 +1,9 @@
 """Limits that hold for the whole service, kept in the real Redis (127.0.0.1:6379, or
 ``NERTZ_TEST_REDIS``): two limiters standing for two processes share rates, socket counts and
 bars; a killed process's sockets stop counting once its lease lapses; a lapsed lease is written
-back; two servers given the same Redis refuse together what one would, and so do the workers of
-``nertz serve --workers 2``. Every test has its own
-key prefix and removes its keys."""
+back; what counts while it plays (rooms of bots alone) is let go once it stops; two servers
+given the same Redis refuse together what one would, and so do the workers of
+``nertz serve --workers 2``. Every test has its own key prefix and removes its keys."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from websockets.sync.client import connect
 
 from nertz.server.cluster.limits import RedisLimits
 from nertz.server.edge.app import create_app
-from nertz.server.limits import MemoryLimits, Rate
+from nertz.server.limits import HeldWhile, MemoryLimits, Rate
 
 REDIS = os.environ.get("NERTZ_TEST_REDIS", "redis://127.0.0.1:6379/0")
 
@@ -108,6 +108,34 @@ async def test_two_processes_share_socket_caps(pair: tuple[RedisLimits, RedisLim
 
 
 @pytest.mark.anyio
+async def test_two_processes_share_what_counts_while_it_plays(
+        pair: tuple[RedisLimits, RedisLimits]) -> None:
+    a, b = pair
+    playing = {"r1", "r2", "r3", "r4", "r5"}
+    on_a, on_b = HeldWhile(a, playing.__contains__), HeldWhile(b, playing.__contains__)
+    scope = "bot rooms 10.0.0.1"
+    assert await on_a.take(scope, "r1", 3)
+    assert await on_a.take(scope, "r1", 3)  # a room counts once, however often it is started
+    assert await on_b.take(scope, "r2", 3)
+    assert await on_a.take(scope, "r3", 3)
+    assert await b.held(scope) == 3
+    # Three in all, whichever process asks.
+    assert not await on_b.take(scope, "r4", 3)
+    assert not await on_a.take(scope, "r4", 3)
+    # A room of A's stops playing: once A looks (its sweep), B may start one more.
+    playing.discard("r3")
+    await on_a.sweep()
+    assert await b.held(scope) == 2 and on_a.by_scope[scope] == {"r1"}
+    assert await on_b.take(scope, "r4", 3)
+    # A process looks at its own first when its scope asks for one more.
+    playing.discard("r1")
+    assert await on_a.take(scope, "r5", 3)
+    assert on_a.by_scope[scope] == {"r5"} and await b.held(scope) == 3
+    # Another address has its own three.
+    assert await on_a.take("bot rooms 10.0.0.2", "r4", 3)
+
+
+@pytest.mark.anyio
 async def test_bars_hold_everywhere(pair: tuple[RedisLimits, RedisLimits]) -> None:
     a, b = pair
     await a.bar("room1 name bob", 30.0)
@@ -146,12 +174,16 @@ lapse before the test has seen its sockets counted."""
 HOLDER = """
 import asyncio, sys
 from nertz.server.cluster.limits import RedisLimits
+from nertz.server.limits import HeldWhile
 
 async def main() -> None:
     limits = RedisLimits(sys.argv[1], sys.argv[2], lease_ms=int(sys.argv[3]))
     await limits.start()
     for _ in range(3):
         assert await limits.hold("address 10.0.0.7", 0)
+    rooms = HeldWhile(limits, lambda room: True)  # playing with bots alone for good
+    for room in ("r1", "r2", "r3"):
+        assert await rooms.take("bot rooms 10.0.0.7", room, 3)
     print("held", flush=True)
     await asyncio.sleep(3600)
 
@@ -170,14 +202,19 @@ async def test_a_killed_process_stops_counting(prefix: str) -> None:
         assert (await asyncio.to_thread(proc.stdout.readline)).strip() == b"held"
         assert await other.held("address 10.0.0.7") == 3
         assert not await other.hold("address 10.0.0.7", 3)
+        rooms = HeldWhile(other, lambda room: True)
+        assert await other.held("bot rooms 10.0.0.7") == 3
+        assert not await rooms.take("bot rooms 10.0.0.7", "r4", 3)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
-        # Its lease lapses unrenewed: its sockets no longer count.
+        # Its lease lapses unrenewed: its sockets and its rooms of bots no longer count.
         deadline = time.monotonic() + 60
         while await other.held("address 10.0.0.7") and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
         assert await other.held("address 10.0.0.7") == 0
+        assert await other.held("bot rooms 10.0.0.7") == 0
         assert await other.hold("address 10.0.0.7", 1)
+        assert await rooms.take("bot rooms 10.0.0.7", "r4", 3)
         # ... and the dead process's tally is gone from Redis, not only ignored.
         keys = [k async for k in other.redis.scan_iter(match=other.held_prefix + "*")]
         assert keys == [other.held_key.encode()]
@@ -218,6 +255,13 @@ async def test_memory_limits_behave_alike() -> None:
     assert await mem.held("s") == 0
     await mem.bar("k", 5.0)
     assert 0.0 < await mem.barred("k") <= 5.0
+    playing = {"r1", "r2"}
+    rooms = HeldWhile(mem, playing.__contains__)
+    assert await rooms.take("bot rooms a", "r1", 1) and await rooms.take("bot rooms a", "r1", 1)
+    assert not await rooms.take("bot rooms a", "r2", 1)
+    playing.discard("r1")
+    assert await rooms.take("bot rooms a", "r2", 1)
+    assert await mem.held("bot rooms a") == 1
 
 
 def test_two_servers_share_the_limits_of_one(prefix: str, tmp_path: Path) -> None:
