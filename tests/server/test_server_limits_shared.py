@@ -2,8 +2,9 @@
 ``NERTZ_TEST_REDIS``): two limiters standing for two processes share rates, socket counts and
 bars; a killed process's sockets stop counting once its lease lapses; a lapsed lease is written
 back; what counts while it plays (rooms of bots alone) is let go once it stops; two servers
-given the same Redis refuse together what one would, and so do the workers of
-``nertz serve --workers 2``. Every test has its own key prefix and removes its keys."""
+given the same Redis refuse together what one would (rooms of bots alone playing included, which
+stop counting when their round ends), and so do the workers of ``nertz serve --workers 2``.
+Every test has its own key prefix and removes its keys."""
 
 from __future__ import annotations
 
@@ -15,18 +16,30 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import redis
 from _support import stop_process
-from server_support import live_server
+from server_support import (
+    WAIT,
+    Person,
+    ask,
+    create_room,
+    hello,
+    join,
+    live_server,
+    wait_phase,
+)
+from starlette.testclient import TestClient, WebSocketTestSession
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+import nertz.server.edge.app as app_module
 from nertz.server.cluster.limits import RedisLimits
 from nertz.server.edge.app import create_app
 from nertz.server.limits import HeldWhile, MemoryLimits, Rate
@@ -295,6 +308,83 @@ def test_two_servers_share_the_limits_of_one(prefix: str, tmp_path: Path) -> Non
             except InvalidStatus:
                 assert time.monotonic() < deadline, "the freed socket was not given back"
                 time.sleep(0.05)
+
+
+def bots_alone_room(client: TestClient, stack: ExitStack, absent: str | None = None
+                    ) -> tuple[str, WebSocketTestSession, Person | None]:
+    """A two-seat room whose host watches (spectator) and whose seats are bots, or one a bot
+    and one ``absent``'s, who joined and has not connected; the host's socket, said hello;
+    the absent person."""
+    ann = create_room(client, seats=2)
+    ws = stack.enter_context(client.websocket_connect(f"/ws/{ann.room}"))
+    assert hello(ws, ann.token)["type"] == "state"
+    ws.send_json({"type": "assign", "player": ann.player, "seat": None})
+    seated = join(client, ann.room, absent) if absent is not None else None
+    if seated is None:
+        ws.send_json({"type": "add_bot"})
+    ws.send_json({"type": "add_bot"})
+    return ann.room, ws, seated
+
+
+def until(check: Callable[[], Any], what: str) -> None:
+    """Wait for ``check`` to hold (a busy machine may take its time; a hang fails)."""
+    deadline = time.monotonic() + WAIT
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+@pytest.mark.usefixtures("fast_bots")
+def test_two_servers_share_the_rooms_of_bots_alone(prefix: str, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # Looked at often, so that the test waits little for a room that stopped to be let go.
+    monkeypatch.setattr(app_module, "BOT_ROOMS_SWEEP_SECONDS", 0.05)
+    start = {"type": "start", "countdown_ms": 0}
+    scope = "bot rooms testclient"  # both servers' clients come from one address
+    # On "still", bots never move: its rounds stay at play for as long as the test needs.
+    # On "fast", bots play at a few milliseconds a card: its rounds end of themselves.
+    still = create_app(f"sqlite:///{tmp_path / 'still.db'}", start_bots=False,
+                       limits=RedisLimits(REDIS, prefix))
+    fast = create_app(f"sqlite:///{tmp_path / 'fast.db'}", limits=RedisLimits(REDIS, prefix))
+    with ExitStack() as stack:
+        s = stack.enter_context(TestClient(still))
+        f = stack.enter_context(TestClient(fast))
+
+        def held() -> int:
+            assert f.portal is not None
+            return int(f.portal.call(fast.state.limits.held, scope))
+
+        # Three rooms of bots alone playing on one server (in the third, Bob's seat plays
+        # nothing: he has no socket open)...
+        bob = None
+        for absent in (None, None, "Bob"):
+            _room, ws, bob = bots_alone_room(s, stack, absent)
+            ws.send_json(start)
+            wait_phase(ws, "playing")
+        assert bob is not None and held() == 3
+        # ... and the other server refuses a fourth, as the first does.
+        _room, on_fast, _ = bots_alone_room(f, stack)
+        refused = ask(on_fast, start)
+        assert refused["type"] == "error" and refused["code"] == "too_many_bot_rooms", refused
+        assert "at most 3 at once" in refused["message"]
+        _room, fourth, _ = bots_alone_room(s, stack)
+        assert ask(fourth, start)["code"] == "too_many_bot_rooms"
+        # Bob connects: a person plays in the third room, so it no longer counts, and its
+        # server lets it go.
+        with s.websocket_connect(f"/ws/{bob.room}") as bob_ws:
+            assert hello(bob_ws, bob.token)["type"] == "state"
+            until(lambda: held() == 2, "a room where a person plays still counted")
+            # The other server may start its room now (its round ends of itself, fast bots).
+            on_fast.send_json(start)
+            wait_phase(on_fast, "playing")
+            assert held() == 3
+            assert ask(fourth, start)["code"] == "too_many_bot_rooms"
+            # Once its round is over, it stops counting for both.
+            wait_phase(on_fast, "round_over")
+            until(lambda: held() == 2, "a room whose round was over still counted")
+            fourth.send_json(start)
+            wait_phase(fourth, "playing")
+            assert held() == 3
 
 
 def test_a_multi_process_server_holds_its_limits_as_one(prefix: str, pg_url: str) -> None:
