@@ -3,12 +3,14 @@
 bars; a killed process's sockets stop counting once its lease lapses; a lapsed lease is written
 back; what counts while it plays (rooms of bots alone) is let go once it stops; two servers
 given the same Redis refuse together what one would (rooms of bots alone playing included, which
-stop counting when their round ends), and so do the workers of ``nertz serve --workers 2``.
+stop counting when their round ends, or when their process is killed), and so do the workers
+of ``nertz serve --workers 2``.
 Every test has its own key prefix and removes its keys."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -24,7 +26,9 @@ from typing import Any
 import httpx
 import pytest
 import redis
+import redis.asyncio as aioredis
 from _support import stop_process
+from cluster_support import Proc
 from server_support import (
     WAIT,
     Person,
@@ -40,6 +44,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 import nertz.server.edge.app as app_module
+from nertz.server.cluster import Leases
 from nertz.server.cluster.limits import RedisLimits
 from nertz.server.edge.app import create_app
 from nertz.server.limits import HeldWhile, MemoryLimits, Rate
@@ -186,6 +191,7 @@ lapse before the test has seen its sockets counted."""
 
 HOLDER = """
 import asyncio, sys
+from nertz.server.cluster import Leases
 from nertz.server.cluster.limits import RedisLimits
 from nertz.server.limits import HeldWhile
 
@@ -429,3 +435,116 @@ def test_a_multi_process_server_holds_its_limits_as_one(prefix: str, pg_url: str
                 assert info.value.response.status_code == 429
     finally:
         stop_process(proc, group=True)
+
+
+def _messages(ws: Any, timeout: float = WAIT) -> Iterator[dict[str, Any]]:
+    """The messages a real socket receives (several may share a frame, a line each), failing
+    the test if none comes within ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = ws.recv(timeout=max(0.0, deadline - time.monotonic()))
+        for line in str(text).split("\n"):
+            yield json.loads(line)
+
+
+def _phase_or_error(ws: Any, *phases: str) -> dict[str, Any]:
+    """The first error to this socket, or the first message showing the room in ``phases``."""
+    for m in _messages(ws):
+        room = m.get("room")
+        if m["type"] == "error" or (isinstance(room, dict) and room.get("phase") in phases):
+            return m
+    raise AssertionError("unreachable")
+
+
+def test_the_processes_of_a_service_share_the_rooms_of_bots_alone(prefix: str, pg_url: str,
+                                                                   tmp_path: Path) -> None:
+    """``nertz serve`` processes on one Redis and database, each room's host connected through
+    the process that does not own it (relayed, as between machines): three rooms of bots alone
+    an address in all, and a killed owner's stop counting once its lease lapses."""
+    procs = [Proc(pg_url, prefix, tmp_path / f"proc{n}.log", handoff=False) for n in range(2)]
+    scope = "bot rooms 127.0.0.1"
+
+    async def count() -> int:
+        limits = RedisLimits(REDIS, prefix)  # never started: holds nothing of its own
+        try:
+            return await limits.held(scope)
+        finally:
+            await limits.redis.aclose()
+
+    async def owner_of(room: str) -> str:
+        redis = aioredis.Redis.from_url(REDIS)
+        try:
+            held = await Leases(redis, prefix, "test").owner(room)
+        finally:
+            await redis.aclose()
+        assert held is not None, f"nobody owns {room}"
+        return held[0]
+
+    def held() -> int:
+        return asyncio.run(count())
+
+    def owner(room: str) -> Proc:
+        """The process holding the room's lease (a process's name carries its pid)."""
+        name = asyncio.run(owner_of(room))
+        return next(p for p in procs if p.proc is not None and f"-{p.proc.pid}-" in name)
+
+    def room_of_absent_people(stack: ExitStack, via_owner: bool) -> tuple[str, Proc, Any]:
+        """A room whose two seats are held by people who never connect (they play nothing:
+        a room of bots alone whose round never ends), its owner, and its host's socket said
+        hello (the host watches), through its owner or through the other process."""
+        made = httpx.post(procs[0].url + "/api/rooms", json={"seats": 2, "name": "Ann"},
+                          timeout=WAIT)
+        assert made.status_code == 201, made.text
+        ann = made.json()
+        own = owner(ann["room"])
+        through = own if via_owner else next(p for p in procs if p is not own)
+        ws = stack.enter_context(connect(through.url.replace("http://", "ws://")
+                                         + f"/ws/{ann['room']}", open_timeout=WAIT))
+        ws.send(json.dumps({"type": "hello", "token": ann["token"]}))
+        assert next(_messages(ws))["type"] == "state"
+        ws.send(json.dumps({"type": "assign", "player": ann["player"], "seat": None}))
+        for m in _messages(ws):  # her seat is free before the others join
+            room = m.get("room")
+            if isinstance(room, dict) and all(p["seat"] is None for p in room["players"]):
+                break
+        for name in ("Bob", "Cat"):
+            joined = httpx.post(procs[0].url + f"/api/rooms/{ann['room']}/join",
+                                json={"name": name}, timeout=WAIT)
+            assert joined.status_code == 200 and joined.json()["seat"] is not None, joined.text
+        return ann["room"], own, ws
+
+    start = json.dumps({"type": "start", "countdown_ms": 0})
+    try:
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.wait_ready(180)
+        with ExitStack() as stack:
+            counted = []
+            for _ in range(3):
+                room, own, ws = room_of_absent_people(stack, via_owner=False)
+                ws.send(start)
+                assert _phase_or_error(ws, "playing")["type"] != "error"
+                counted.append((room, own))
+            assert held() == 3
+            # A fourth, on either process, is refused.
+            _fourth, survivor, host = room_of_absent_people(stack, via_owner=True)
+            host.send(start)
+            refused = _phase_or_error(host, "countdown", "playing")
+            assert refused["code"] == "too_many_bot_rooms", refused
+            # The other process dies with rooms of bots alone counted: once its lease lapses,
+            # only the survivor's count.
+            dead = next((p for _room, p in counted if p is not survivor), None)
+            assert dead is not None, "every room went to one process: placement spreads them"
+            dead.kill()
+            left = sum(p is survivor for _room, p in counted)
+            deadline = time.monotonic() + 60
+            while held() != left:
+                assert time.monotonic() < deadline, "a dead process's rooms still counted"
+                time.sleep(0.1)
+            host.send(start)
+            assert _phase_or_error(host, "countdown", "playing")["type"] != "error"
+            assert held() == left + 1
+    finally:
+        for p in procs:
+            p.stop()
