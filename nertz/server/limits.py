@@ -6,20 +6,24 @@ Time is passed in (a monotonic clock's seconds), so the same code serves the eve
 and tests.
 
 The limits that must hold for the whole service (rooms an address creates, unknown tokens it
-tries, sockets an address or a player holds, kicked players barred from their room) go through
-:class:`Limits`: :class:`MemoryLimits` keeps them in this process (``nertz serve``, one
-process); ``nertz.server.cluster.limits.RedisLimits`` keeps them in Redis, shared by every
-process of a multi-process service. Per-socket and per-player move allowances stay local: a
+tries, sockets an address or a player holds, rooms of bots alone an address has playing
+(:class:`HeldWhile`), kicked players barred from their room) go through :class:`Limits`:
+:class:`MemoryLimits` keeps them in this process (``nertz serve``, one process);
+``nertz.server.cluster.limits.RedisLimits`` keeps them in Redis, shared by every process of a
+multi-process service. Per-socket and per-player move allowances stay local: a
 socket lives in one process, and a room's moves are all handled by its one owner.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ctypes
 import ctypes.util
 import functools
 import gc
 import ipaddress
+import logging
 import math
 import time
 from abc import ABC, abstractmethod
@@ -27,8 +31,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from starlette.requests import HTTPConnection
 
+
+log = logging.getLogger("nertz.limits")
 
 IPV6_PREFIX = 64
 """The bits of an IPv6 address that name one client for the limits: a home or a phone gets
@@ -341,3 +349,73 @@ class MemoryLimits(Limits):
             del self.until[key]
             return 0.0
         return left
+
+
+class HeldWhile:
+    """Things (rooms) counted against a cap per scope (an address) for as long as ``counts``
+    says they still count: each through :meth:`Limits.hold`, as a socket is, so the cap holds
+    for the whole service when the limits are shared, and a process that dies stops counting
+    its things within its lease. What this process counted is its own to let go: a thing that
+    no longer counts is let go when its scope asks for one more (here) and at every
+    :meth:`sweep` (every few seconds, once started), so another process sees it counted no
+    longer than that."""
+
+    def __init__(self, limits: Limits, counts: Callable[[str], bool]) -> None:
+        self.limits = limits
+        self.counts = counts
+        """Whether a thing counted here still counts (False: let it go)."""
+        self.by_scope: dict[str, set[str]] = {}
+        """What this process counted, per scope (only scopes with some)."""
+        self._sweeping: asyncio.Task[None] | None = None
+
+    async def take(self, scope: str, thing: str, cap: int) -> bool:
+        """Count ``thing`` in ``scope`` unless ``cap`` (0: none) others count there already,
+        anywhere; True when it counts (or did already, here)."""
+        await self._drop(scope)
+        if thing in self.by_scope.get(scope, ()):
+            return True
+        if not await self.limits.hold(scope, cap):
+            return False
+        held = self.by_scope.setdefault(scope, set())
+        if thing in held:  # counted meanwhile, by another command for it: once is enough
+            await self.limits.let_go(scope)
+        else:
+            held.add(thing)
+        return True
+
+    async def _drop(self, scope: str) -> None:
+        held = self.by_scope.get(scope)
+        if held is None:
+            return
+        # Forgotten here before anything is awaited: a sweep and a take at once let go once.
+        gone = [thing for thing in held if not self.counts(thing)]
+        held.difference_update(gone)
+        if not held:
+            del self.by_scope[scope]
+        for _ in gone:
+            await self.limits.let_go(scope)
+
+    async def sweep(self) -> None:
+        """Let go of everything counted here that no longer counts."""
+        for scope in list(self.by_scope):
+            await self._drop(scope)
+
+    async def _keep_sweeping(self, every: float) -> None:
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self.sweep()
+            except Exception:  # the next sweep tries again; the counts must not stop dropping
+                log.exception("limits: sweeping what no longer counts failed")
+
+    def start(self, every: float) -> None:
+        """Sweep every ``every`` seconds until :meth:`close`."""
+        self._sweeping = asyncio.create_task(self._keep_sweeping(every))
+
+    async def close(self) -> None:
+        """Stop sweeping (what is counted goes with the limits' own :meth:`Limits.close`)."""
+        if self._sweeping is not None:
+            self._sweeping.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeping
+            self._sweeping = None

@@ -1,13 +1,16 @@
 """Limits that hold for the whole service, kept in the real Redis (127.0.0.1:6379, or
 ``NERTZ_TEST_REDIS``): two limiters standing for two processes share rates, socket counts and
 bars; a killed process's sockets stop counting once its lease lapses; a lapsed lease is written
-back; two servers given the same Redis refuse together what one would, and so do the workers of
-``nertz serve --workers 2``. Every test has its own
-key prefix and removes its keys."""
+back; what counts while it plays (rooms of bots alone) is let go once it stops; two servers
+given the same Redis refuse together what one would (rooms of bots alone playing included, which
+stop counting when their round ends, or when their process is killed), and so do the workers
+of ``nertz serve --workers 2``.
+Every test has its own key prefix and removes its keys."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -15,21 +18,36 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import redis
+import redis.asyncio as aioredis
 from _support import stop_process
-from server_support import live_server
+from cluster_support import Proc
+from server_support import (
+    WAIT,
+    Person,
+    ask,
+    create_room,
+    hello,
+    join,
+    live_server,
+    wait_phase,
+)
+from starlette.testclient import TestClient, WebSocketTestSession
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+import nertz.server.edge.app as app_module
+from nertz.server.cluster import Leases
 from nertz.server.cluster.limits import RedisLimits
 from nertz.server.edge.app import create_app
-from nertz.server.limits import MemoryLimits, Rate
+from nertz.server.limits import HeldWhile, MemoryLimits, Rate
 
 REDIS = os.environ.get("NERTZ_TEST_REDIS", "redis://127.0.0.1:6379/0")
 
@@ -108,6 +126,34 @@ async def test_two_processes_share_socket_caps(pair: tuple[RedisLimits, RedisLim
 
 
 @pytest.mark.anyio
+async def test_two_processes_share_what_counts_while_it_plays(
+        pair: tuple[RedisLimits, RedisLimits]) -> None:
+    a, b = pair
+    playing = {"r1", "r2", "r3", "r4", "r5"}
+    on_a, on_b = HeldWhile(a, playing.__contains__), HeldWhile(b, playing.__contains__)
+    scope = "bot rooms 10.0.0.1"
+    assert await on_a.take(scope, "r1", 3)
+    assert await on_a.take(scope, "r1", 3)  # a room counts once, however often it is started
+    assert await on_b.take(scope, "r2", 3)
+    assert await on_a.take(scope, "r3", 3)
+    assert await b.held(scope) == 3
+    # Three in all, whichever process asks.
+    assert not await on_b.take(scope, "r4", 3)
+    assert not await on_a.take(scope, "r4", 3)
+    # A room of A's stops playing: once A looks (its sweep), B may start one more.
+    playing.discard("r3")
+    await on_a.sweep()
+    assert await b.held(scope) == 2 and on_a.by_scope[scope] == {"r1"}
+    assert await on_b.take(scope, "r4", 3)
+    # A process looks at its own first when its scope asks for one more.
+    playing.discard("r1")
+    assert await on_a.take(scope, "r5", 3)
+    assert on_a.by_scope[scope] == {"r5"} and await b.held(scope) == 3
+    # Another address has its own three.
+    assert await on_a.take("bot rooms 10.0.0.2", "r4", 3)
+
+
+@pytest.mark.anyio
 async def test_bars_hold_everywhere(pair: tuple[RedisLimits, RedisLimits]) -> None:
     a, b = pair
     await a.bar("room1 name bob", 30.0)
@@ -145,13 +191,18 @@ lapse before the test has seen its sockets counted."""
 
 HOLDER = """
 import asyncio, sys
+from nertz.server.cluster import Leases
 from nertz.server.cluster.limits import RedisLimits
+from nertz.server.limits import HeldWhile
 
 async def main() -> None:
     limits = RedisLimits(sys.argv[1], sys.argv[2], lease_ms=int(sys.argv[3]))
     await limits.start()
     for _ in range(3):
         assert await limits.hold("address 10.0.0.7", 0)
+    rooms = HeldWhile(limits, lambda room: True)  # playing with bots alone for good
+    for room in ("r1", "r2", "r3"):
+        assert await rooms.take("bot rooms 10.0.0.7", room, 3)
     print("held", flush=True)
     await asyncio.sleep(3600)
 
@@ -170,14 +221,19 @@ async def test_a_killed_process_stops_counting(prefix: str) -> None:
         assert (await asyncio.to_thread(proc.stdout.readline)).strip() == b"held"
         assert await other.held("address 10.0.0.7") == 3
         assert not await other.hold("address 10.0.0.7", 3)
+        rooms = HeldWhile(other, lambda room: True)
+        assert await other.held("bot rooms 10.0.0.7") == 3
+        assert not await rooms.take("bot rooms 10.0.0.7", "r4", 3)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
-        # Its lease lapses unrenewed: its sockets no longer count.
+        # Its lease lapses unrenewed: its sockets and its rooms of bots no longer count.
         deadline = time.monotonic() + 60
         while await other.held("address 10.0.0.7") and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
         assert await other.held("address 10.0.0.7") == 0
+        assert await other.held("bot rooms 10.0.0.7") == 0
         assert await other.hold("address 10.0.0.7", 1)
+        assert await rooms.take("bot rooms 10.0.0.7", "r4", 3)
         # ... and the dead process's tally is gone from Redis, not only ignored.
         keys = [k async for k in other.redis.scan_iter(match=other.held_prefix + "*")]
         assert keys == [other.held_key.encode()]
@@ -218,6 +274,13 @@ async def test_memory_limits_behave_alike() -> None:
     assert await mem.held("s") == 0
     await mem.bar("k", 5.0)
     assert 0.0 < await mem.barred("k") <= 5.0
+    playing = {"r1", "r2"}
+    rooms = HeldWhile(mem, playing.__contains__)
+    assert await rooms.take("bot rooms a", "r1", 1) and await rooms.take("bot rooms a", "r1", 1)
+    assert not await rooms.take("bot rooms a", "r2", 1)
+    playing.discard("r1")
+    assert await rooms.take("bot rooms a", "r2", 1)
+    assert await mem.held("bot rooms a") == 1
 
 
 def test_two_servers_share_the_limits_of_one(prefix: str, tmp_path: Path) -> None:
@@ -251,6 +314,83 @@ def test_two_servers_share_the_limits_of_one(prefix: str, tmp_path: Path) -> Non
             except InvalidStatus:
                 assert time.monotonic() < deadline, "the freed socket was not given back"
                 time.sleep(0.05)
+
+
+def bots_alone_room(client: TestClient, stack: ExitStack, absent: str | None = None
+                    ) -> tuple[str, WebSocketTestSession, Person | None]:
+    """A two-seat room whose host watches (spectator) and whose seats are bots, or one a bot
+    and one ``absent``'s, who joined and has not connected; the host's socket, said hello;
+    the absent person."""
+    ann = create_room(client, seats=2)
+    ws = stack.enter_context(client.websocket_connect(f"/ws/{ann.room}"))
+    assert hello(ws, ann.token)["type"] == "state"
+    ws.send_json({"type": "assign", "player": ann.player, "seat": None})
+    seated = join(client, ann.room, absent) if absent is not None else None
+    if seated is None:
+        ws.send_json({"type": "add_bot"})
+    ws.send_json({"type": "add_bot"})
+    return ann.room, ws, seated
+
+
+def until(check: Callable[[], Any], what: str) -> None:
+    """Wait for ``check`` to hold (a busy machine may take its time; a hang fails)."""
+    deadline = time.monotonic() + WAIT
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+@pytest.mark.usefixtures("fast_bots")
+def test_two_servers_share_the_rooms_of_bots_alone(prefix: str, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # Looked at often, so that the test waits little for a room that stopped to be let go.
+    monkeypatch.setattr(app_module, "BOT_ROOMS_SWEEP_SECONDS", 0.05)
+    start = {"type": "start", "countdown_ms": 0}
+    scope = "bot rooms testclient"  # both servers' clients come from one address
+    # On "still", bots never move: its rounds stay at play for as long as the test needs.
+    # On "fast", bots play at a few milliseconds a card: its rounds end of themselves.
+    still = create_app(f"sqlite:///{tmp_path / 'still.db'}", start_bots=False,
+                       limits=RedisLimits(REDIS, prefix))
+    fast = create_app(f"sqlite:///{tmp_path / 'fast.db'}", limits=RedisLimits(REDIS, prefix))
+    with ExitStack() as stack:
+        s = stack.enter_context(TestClient(still))
+        f = stack.enter_context(TestClient(fast))
+
+        def held() -> int:
+            assert f.portal is not None
+            return int(f.portal.call(fast.state.limits.held, scope))
+
+        # Three rooms of bots alone playing on one server (in the third, Bob's seat plays
+        # nothing: he has no socket open)...
+        bob = None
+        for absent in (None, None, "Bob"):
+            _room, ws, bob = bots_alone_room(s, stack, absent)
+            ws.send_json(start)
+            wait_phase(ws, "playing")
+        assert bob is not None and held() == 3
+        # ... and the other server refuses a fourth, as the first does.
+        _room, on_fast, _ = bots_alone_room(f, stack)
+        refused = ask(on_fast, start)
+        assert refused["type"] == "error" and refused["code"] == "too_many_bot_rooms", refused
+        assert "at most 3 at once" in refused["message"]
+        _room, fourth, _ = bots_alone_room(s, stack)
+        assert ask(fourth, start)["code"] == "too_many_bot_rooms"
+        # Bob connects: a person plays in the third room, so it no longer counts, and its
+        # server lets it go.
+        with s.websocket_connect(f"/ws/{bob.room}") as bob_ws:
+            assert hello(bob_ws, bob.token)["type"] == "state"
+            until(lambda: held() == 2, "a room where a person plays still counted")
+            # The other server may start its room now (its round ends of itself, fast bots).
+            on_fast.send_json(start)
+            wait_phase(on_fast, "playing")
+            assert held() == 3
+            assert ask(fourth, start)["code"] == "too_many_bot_rooms"
+            # Once its round is over, it stops counting for both.
+            wait_phase(on_fast, "round_over")
+            until(lambda: held() == 2, "a room whose round was over still counted")
+            fourth.send_json(start)
+            wait_phase(fourth, "playing")
+            assert held() == 3
 
 
 def test_a_multi_process_server_holds_its_limits_as_one(prefix: str, pg_url: str) -> None:
@@ -295,3 +435,116 @@ def test_a_multi_process_server_holds_its_limits_as_one(prefix: str, pg_url: str
                 assert info.value.response.status_code == 429
     finally:
         stop_process(proc, group=True)
+
+
+def _messages(ws: Any, timeout: float = WAIT) -> Iterator[dict[str, Any]]:
+    """The messages a real socket receives (several may share a frame, a line each), failing
+    the test if none comes within ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = ws.recv(timeout=max(0.0, deadline - time.monotonic()))
+        for line in str(text).split("\n"):
+            yield json.loads(line)
+
+
+def _phase_or_error(ws: Any, *phases: str) -> dict[str, Any]:
+    """The first error to this socket, or the first message showing the room in ``phases``."""
+    for m in _messages(ws):
+        room = m.get("room")
+        if m["type"] == "error" or (isinstance(room, dict) and room.get("phase") in phases):
+            return m
+    raise AssertionError("unreachable")
+
+
+def test_the_processes_of_a_service_share_the_rooms_of_bots_alone(prefix: str, pg_url: str,
+                                                                   tmp_path: Path) -> None:
+    """``nertz serve`` processes on one Redis and database, each room's host connected through
+    the process that does not own it (relayed, as between machines): three rooms of bots alone
+    an address in all, and a killed owner's stop counting once its lease lapses."""
+    procs = [Proc(pg_url, prefix, tmp_path / f"proc{n}.log", handoff=False) for n in range(2)]
+    scope = "bot rooms 127.0.0.1"
+
+    async def count() -> int:
+        limits = RedisLimits(REDIS, prefix)  # never started: holds nothing of its own
+        try:
+            return await limits.held(scope)
+        finally:
+            await limits.redis.aclose()
+
+    async def owner_of(room: str) -> str:
+        redis = aioredis.Redis.from_url(REDIS)
+        try:
+            held = await Leases(redis, prefix, "test").owner(room)
+        finally:
+            await redis.aclose()
+        assert held is not None, f"nobody owns {room}"
+        return held[0]
+
+    def held() -> int:
+        return asyncio.run(count())
+
+    def owner(room: str) -> Proc:
+        """The process holding the room's lease (a process's name carries its pid)."""
+        name = asyncio.run(owner_of(room))
+        return next(p for p in procs if p.proc is not None and f"-{p.proc.pid}-" in name)
+
+    def room_of_absent_people(stack: ExitStack, via_owner: bool) -> tuple[str, Proc, Any]:
+        """A room whose two seats are held by people who never connect (they play nothing:
+        a room of bots alone whose round never ends), its owner, and its host's socket said
+        hello (the host watches), through its owner or through the other process."""
+        made = httpx.post(procs[0].url + "/api/rooms", json={"seats": 2, "name": "Ann"},
+                          timeout=WAIT)
+        assert made.status_code == 201, made.text
+        ann = made.json()
+        own = owner(ann["room"])
+        through = own if via_owner else next(p for p in procs if p is not own)
+        ws = stack.enter_context(connect(through.url.replace("http://", "ws://")
+                                         + f"/ws/{ann['room']}", open_timeout=WAIT))
+        ws.send(json.dumps({"type": "hello", "token": ann["token"]}))
+        assert next(_messages(ws))["type"] == "state"
+        ws.send(json.dumps({"type": "assign", "player": ann["player"], "seat": None}))
+        for m in _messages(ws):  # her seat is free before the others join
+            room = m.get("room")
+            if isinstance(room, dict) and all(p["seat"] is None for p in room["players"]):
+                break
+        for name in ("Bob", "Cat"):
+            joined = httpx.post(procs[0].url + f"/api/rooms/{ann['room']}/join",
+                                json={"name": name}, timeout=WAIT)
+            assert joined.status_code == 200 and joined.json()["seat"] is not None, joined.text
+        return ann["room"], own, ws
+
+    start = json.dumps({"type": "start", "countdown_ms": 0})
+    try:
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.wait_ready(180)
+        with ExitStack() as stack:
+            counted = []
+            for _ in range(3):
+                room, own, ws = room_of_absent_people(stack, via_owner=False)
+                ws.send(start)
+                assert _phase_or_error(ws, "playing")["type"] != "error"
+                counted.append((room, own))
+            assert held() == 3
+            # A fourth, on either process, is refused.
+            _fourth, survivor, host = room_of_absent_people(stack, via_owner=True)
+            host.send(start)
+            refused = _phase_or_error(host, "countdown", "playing")
+            assert refused["code"] == "too_many_bot_rooms", refused
+            # The other process dies with rooms of bots alone counted: once its lease lapses,
+            # only the survivor's count.
+            dead = next((p for _room, p in counted if p is not survivor), None)
+            assert dead is not None, "every room went to one process: placement spreads them"
+            dead.kill()
+            left = sum(p is survivor for _room, p in counted)
+            deadline = time.monotonic() + 60
+            while held() != left:
+                assert time.monotonic() < deadline, "a dead process's rooms still counted"
+                time.sleep(0.1)
+            host.send(start)
+            assert _phase_or_error(host, "countdown", "playing")["type"] != "error"
+            assert held() == left + 1
+    finally:
+        for p in procs:
+            p.stop()

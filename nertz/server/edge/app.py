@@ -56,6 +56,7 @@ from nertz.server.edge.made_once import MadeOnce
 from nertz.server.edge.socket_protocol import HANDOVER, HandedIn, SocketProtocol
 from nertz.server.hub import ROOM_IDLE_SECONDS, Hub, OwnedElsewhere
 from nertz.server.limits import (
+    HeldWhile,
     InFlight,
     Limits,
     MemoryLimits,
@@ -177,11 +178,17 @@ address fits): more joins from it are refused, so that one address cannot fill a
 and keep everyone else out."""
 
 BOT_ROOMS_PER_ADDRESS = 3
-"""Rooms with only bots at play one client address may have playing at once (per process): a
-host who watches bots play (seated elsewhere or not at all) costs the server the bots' CPU for
-no person at the table. A room counts while a round is counted down or played and every
-seated player is a bot or a person with no socket open; its host's ``start``, ``rematch``,
-``next_round`` or ``bot_seat`` that would make one more is refused (``too_many_bot_rooms``)."""
+"""Rooms with only bots at play one client address may have playing at once (in the whole
+service, when the limits are shared): a host who watches bots play (seated elsewhere or not at
+all) costs the server the bots' CPU for no person at the table. A room counts while a round is
+counted down or played and every seated player is a bot or a person with no socket open; its
+host's ``start``, ``rematch``, ``next_round`` or ``bot_seat`` that would make one more is
+refused (``too_many_bot_rooms``)."""
+
+BOT_ROOMS_SWEEP_SECONDS = 5.0
+"""How often the process that owns a room of bots alone looks whether it still counts (its
+round over, a person seated and connected, the room gone or moved): a room that stopped
+counts for other processes no longer than this (its own process looks again at once)."""
 
 
 JOINING: Final = "joining "
@@ -452,8 +459,9 @@ def create_app(
     rewrites it from forwarded headers only for the proxies it was told to trust.
 
     The limits that hold for the whole service (rooms and unknown tokens per address, sockets
-    per address and per player, kick bars) are ``limits`` if given, else kept in Redis at
-    ``redis_url`` (shared by every process given it), else in this process's memory.
+    per address and per player, rooms of bots alone per address, kick bars) are ``limits`` if
+    given, else kept in Redis at ``redis_url`` (shared by every process given it), else in this
+    process's memory.
     ``max_sockets`` guards this process's own files, so it is counted here either way.
 
     With ``redis_url`` the app is also one process of a service of many (``nertz serve
@@ -508,6 +516,7 @@ def create_app(
         gc.freeze()
         state["hub"] = hub
         app.state.hub = hub
+        bot_rooms.start(BOT_ROOMS_SWEEP_SECONDS)
         state["players"] = app.state.players = PlayersApi(hub, shared, rooms=new_rooms)
         state["players"].room_info_elsewhere = (
             lambda exc: _relayed(exc, "info", {"room": exc.room_id}))
@@ -517,6 +526,7 @@ def create_app(
             if "handoff" in state:
                 state.pop("handoff").close()
             handed_in.shutdown()
+            await bot_rooms.close()
             await hub.close()
             if node is not None:
                 await node.close()
@@ -1275,6 +1285,8 @@ def create_app(
                 stamp = prober.stamp(arrived) if prober is not None else Stamp(arrived)
                 if isinstance(msg, protocol.Kick):
                     await _kick(room, player, msg, conn)
+                elif _starts_bot_play(room, player, msg):
+                    await _start_bot_play(room, player, msg, conn, stamp)
                 else:
                     _dispatch(room, player, msg, conn, stamp)
         except WebSocketDisconnect:
@@ -1296,19 +1308,22 @@ def create_app(
             room.resync(conn, player, msg.since)
         elif isinstance(msg, protocol.Hello):
             conn.send(_error("bad_message", "already said hello"))
-        elif _starts_bot_play(room, player, msg) and not _bot_room_allowed(room, conn.address):
-            conn.send(_error("too_many_bot_rooms", f"your address has {BOT_ROOMS_PER_ADDRESS} "
-                             "rooms of bots alone playing already (at most "
-                             f"{BOT_ROOMS_PER_ADDRESS} at once): seat a person here, or wait "
-                             "for one of them to finish its round"))
         else:
             room.handle(player, msg, conn, stamp)
 
-    bot_rooms: dict[str, set[str]] = {}
-    """The rooms each address set playing with bots alone (:data:`BOT_ROOMS_PER_ADDRESS`),
-    checked again at its next such command: a room that stopped (its round over, a person
-    seated and connected, its bots waiting with nobody connected, the room gone) no longer
-    counts."""
+    async def _start_bot_play(room: LiveRoom, player: Player, msg: Any,
+                              conn: Connection | RemoteSocket, stamp: Stamp) -> None:
+        """``msg`` would set bots alone playing in ``room``: done if the address that sent it
+        has fewer than :data:`BOT_ROOMS_PER_ADDRESS` others playing, refused otherwise.
+        Counted from now: the command is handled at once, and one the table refuses leaves
+        the room out of play, so the next look lets it go."""
+        if await bot_rooms.take(f"bot rooms {conn.address}", room.id, BOT_ROOMS_PER_ADDRESS):
+            _dispatch(room, player, msg, conn, stamp)
+            return
+        conn.send(_error("too_many_bot_rooms", f"your address has {BOT_ROOMS_PER_ADDRESS} "
+                         "rooms of bots alone playing already (at most "
+                         f"{BOT_ROOMS_PER_ADDRESS} at once): seat a person here, or wait "
+                         "for one of them to finish its round"))
 
     def _bots_alone(room: LiveRoom, to_bot: int | None = None) -> bool:
         """Whether nobody but bots would play at the table: every seated player a bot, or a
@@ -1328,31 +1343,16 @@ def create_app(
             return room.table.phase in _AT_PLAY and _bots_alone(room, msg.seat)
         return False
 
-    def _bot_room_allowed(room: LiveRoom, address: str) -> bool:
-        """Count ``room`` among ``address``'s rooms of bots alone, unless it has
-        :data:`BOT_ROOMS_PER_ADDRESS` others playing."""
-        mine = _still_playing(bot_rooms.get(address, set()))
-        if room.id not in mine and len(mine) >= BOT_ROOMS_PER_ADDRESS:
-            return False
-        # Counted from now: the command is handled at once, and one the table refuses leaves
-        # the room out of play, so the next look drops it.
-        mine.add(room.id)
-        if len(bot_rooms) > 10_000:  # addresses that never came back: forget the finished
-            for key in list(bot_rooms):
-                if not _still_playing(bot_rooms[key]):
-                    del bot_rooms[key]
-        bot_rooms[address] = mine
-        return True
+    def _still_playing(room_id: str) -> bool:
+        """Whether this process's room ``room_id`` still plays with bots alone (not when it is
+        gone or moved to another process, nor while its bots wait with nobody connected)."""
+        room = hub().rooms.get(room_id)
+        return (room is not None and room.table.phase in _AT_PLAY and _bots_alone(room)
+                and not room.unwatched)
 
-    def _still_playing(room_ids: set[str]) -> set[str]:
-        """``room_ids`` less the rooms no longer playing with bots alone (changed in place)."""
-        rooms = hub().rooms
-        for room_id in list(room_ids):
-            room = rooms.get(room_id)
-            if (room is None or room.table.phase not in _AT_PLAY or not _bots_alone(room)
-                    or room.unwatched):
-                room_ids.discard(room_id)
-        return room_ids
+    bot_rooms = HeldWhile(shared, _still_playing)
+    """The rooms of bots alone each address set playing here (:data:`BOT_ROOMS_PER_ADDRESS`),
+    counted in the service's limits while they play so."""
 
     async def _kick(room: LiveRoom, by: Player, msg: protocol.Kick,
                     conn: Connection | RemoteSocket) -> None:
