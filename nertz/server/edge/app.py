@@ -504,7 +504,10 @@ def create_app(
         restored = await hub.restore_all()
         log.info("nertz: %d rooms restored", restored)
         # Everything alive now (imports, the restored rooms) stays alive: keep the collector
-        # from walking it again and again.
+        # from walking it again and again. The start's own garbage goes first, or it stays
+        # frozen until a deep collection: the store's migrations leave objects in cycles
+        # (2,700 on a fresh database, 300 on one already up to date).
+        gc.collect()
         gc.freeze()
         state["hub"] = hub
         app.state.hub = hub
