@@ -1054,7 +1054,8 @@ def create_app(
                 await shared.let_go(f"address {address}")
         finally:
             if sockets.release(address):
-                give_back_memory()
+                # Closed sockets are freed by reference counting: no deep walk, only the trim.
+                give_back_memory(deep=False)
 
     app.add_middleware(SocketRoute, path="/ws/{room_id}", endpoint=socket)
 
