@@ -45,15 +45,17 @@ LATENCY_SECONDS = 3.0
 COLLECT_SECONDS = 60.0
 """How often the server collects its old garbage and gives freed memory back. ``nertz serve``
 keeps the collector from walking old objects on its own (its pauses hurt round trips), but
-the server's libraries leave cycles behind (every closed connection's protocol and transport,
-exceptions and their frames): uncollected, they would grow the process for good. Each walks
-only what came since the last one (:func:`~nertz.server.limits.give_back_memory`), a pause of
-some tens of ms at 200 rooms of four; every :data:`DEEP_COLLECT_SECONDS` one walks everything."""
+the server's libraries leave some cycles behind (exceptions and their frames, a rating's, a
+query's): uncollected, they would grow the process for good. Each walks only what came since
+the last one (:func:`~nertz.server.limits.give_back_memory`), a pause of some tens of ms at
+200 rooms of four; every :data:`DEEP_COLLECT_SECONDS` one walks everything."""
 
-DEEP_COLLECT_SECONDS = 900.0
+DEEP_COLLECT_SECONDS = 3600.0
 """How often the minute's collection walks every object, the long-lived ones too (see
-:func:`~nertz.server.limits.give_back_memory`): the cycles of sockets closed since the last deep
-one are freed then."""
+:func:`~nertz.server.limits.give_back_memory`): a pause of a few hundred ms at 200 rooms, for
+the cycles that became garbage after a collection had frozen them. A closed socket and a room
+that left memory leave none (they are freed by reference counting), so little waits for it:
+under the soak's churn, deep collections every 30 s found nothing that the others had not."""
 
 ROOM_IDLE_SECONDS = 1800.0
 """How long a room may have nobody connected before it closes (``nertz serve

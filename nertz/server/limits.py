@@ -131,31 +131,42 @@ TRIM_PEAK = 256
 
 def give_back_memory(trim: bool = True, deep: bool = True) -> None:
     """Collect garbage cycles, then (``trim``) return the C allocator's free pages to the
-    system (glibc's ``malloc_trim``; elsewhere only the collection). A closed socket leaves
-    cycles behind (tasks, exceptions and their frames) that the server's lazy collector
-    (``nertz serve`` collects young objects rarely) would keep for long, and the allocator
-    keeps freed pages for reuse: after a flood of sockets the process would stay at its peak
-    size for good. The trim walks the whole heap (40 to 140 ms at 200 rooms, every room
-    waiting): worth it only when much was freed, not while the rooms there are keep playing.
+    system (glibc's ``malloc_trim``; elsewhere only the collection). The server's libraries
+    leave some cycles behind (exceptions and their frames, a rating's, a query's) that the
+    server's lazy collector (``nertz serve`` collects young objects rarely) would keep for
+    long, and the allocator keeps freed pages for reuse: after a flood of sockets the process
+    would stay at its peak size for good. The trim walks the whole heap (40 to 140 ms at 200
+    rooms, every room waiting): worth it only when much was freed, not while the rooms there
+    are keep playing.
 
     What survives a collection is frozen (:func:`gc.freeze`): no later collection walks it but
     a ``deep`` one, which thaws everything first. Most of a server's objects live long (its
     sockets, rooms and libraries), and walking them all paused every room: at 200 rooms a
     collection of only what came since the last one took 30 to 75 ms of CPU where a whole walk
-    took 150 to 350. A cycle among frozen objects that becomes garbage (a socket open for a
-    while, then closed) waits for the next deep collection."""
+    took 150 to 350. A cycle among frozen objects that becomes garbage waits for the next deep
+    collection; a closed socket and a room that left memory leave none (they are freed by
+    reference counting: ``tests/server/test_server_lifetime.py``)."""
     if deep:
         gc.unfreeze()
     gc.collect()
     gc.freeze()
     if not trim:
         return
+    malloc_trim = _malloc_trim()
+    if malloc_trim is not None:
+        malloc_trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, looked up once (None elsewhere): each look-up ran
+    ``ldconfig`` and left the library's handle in a cycle."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        malloc_trim = libc.malloc_trim
+        trim: Callable[[int], int] = libc.malloc_trim
     except (OSError, AttributeError):
-        return
-    malloc_trim(0)
+        return None
+    return trim
 
 
 class InFlight:

@@ -10,6 +10,8 @@ import contextlib
 import gc
 import json
 import os
+import socket
+import struct
 import sys
 import time
 import weakref
@@ -17,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import sqlalchemy as sa
 from server_support import create_room, hello, hub_of, in_loop, recv, wait_for
@@ -350,3 +353,150 @@ def test_what_outlives_a_collection_is_left_out_of_the_next_until_a_deep_one(
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+SERVER_MODULES = ("nertz.", "uvicorn.", "httptools.", "uvloop.", "starlette.", "fastapi.",
+                  "sqlalchemy.", "aiosqlite.")
+"""Where the server's own objects come from (the test's clients are in this process too:
+what they leave to the collector is theirs, not the server's)."""
+
+
+def server_garbage(garbage: list[Any]) -> Counter[str]:
+    """The server's objects among what the collector found unreachable (frames and coroutines
+    by their code's file)."""
+    found: Counter[str] = Counter()
+    for o in garbage:
+        if isinstance(o, weakref.ProxyTypes):
+            continue  # its referent may be gone: nothing to read
+        code = getattr(o, "f_code", None) or getattr(o, "cr_code", None)
+        if code is not None:
+            where = code.co_filename
+            if any(f"/{m.rstrip('.')}/" in where for m in SERVER_MODULES):
+                found[f"{type(o).__name__} {code.co_qualname}"] += 1
+            continue
+        kind = type(o)
+        if kind.__module__.startswith(SERVER_MODULES):
+            found[f"{kind.__module__}.{kind.__qualname__}"] += 1
+    return found
+
+
+def test_closed_sockets_and_rooms_leaving_memory_are_freed_without_the_collector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``nertz serve`` collects old objects only now and then, and what outlived a collection
+    only at a deep one: a socket that closes (normally, by the client vanishing, before its
+    hello, refused) and a room that leaves memory must be freed by reference counting, no
+    cycle of the server's left behind. With the collector off, on a real uvicorn server (the
+    socket layer under the app: its HTTP and WebSocket protocols), every socket protocol,
+    connection and room is freed once closed, and a collection then finds none of the
+    server's objects."""
+    from server_support import live_server
+    from websockets.sync.client import connect
+
+    import nertz.server.edge.app as app_module
+    from nertz.server.edge.connection import Connection
+    from nertz.server.edge.http_protocol import GuardedHttp
+    from nertz.server.edge.socket_protocol import SocketProtocol
+    from nertz.server.live import LiveRoom
+
+    monkeypatch.setattr(hub_module, "LATENCY_SECONDS", 0.05)
+    monkeypatch.setattr(hub_module, "give_back_memory", lambda trim=True, deep=True: None)
+    monkeypatch.setattr(app_module, "give_back_memory", lambda trim=True, deep=True: None)
+    alive: weakref.WeakSet[Any] = weakref.WeakSet()
+    for kind in (GuardedHttp, SocketProtocol, Connection, LiveRoom):
+        def made(self: Any, *args: Any, _init: Any = kind.__init__, **kwargs: Any) -> None:
+            _init(self, *args, **kwargs)
+            alive.add(self)
+
+        monkeypatch.setattr(kind, "__init__", made)
+    app = create_app(f"sqlite:///{tmp_path / 'cycles.db'}", start_bots=False,
+                     room_idle_seconds=0.2)
+
+    def rooms_played(base: str, count: int) -> None:
+        ws_base = base.replace("http", "ws")
+        for _ in range(count):
+            with httpx.Client() as http:
+                room = http.post(f"{base}/api/rooms", json={"rules": "pagat", "seats": 2,
+                                                            "name": "Ann"}).json()
+            url = f"{ws_base}/ws/{room['room']}"
+            hello = json.dumps({"type": "hello", "token": room["token"], "pings": True})
+            with connect(url) as ws:  # closed normally, after a few messages
+                ws.send(hello)
+                ws.send(json.dumps({"type": "ready"}))
+                ws.send("not json")
+                ws.send(json.dumps({"type": "ping", "id": "p"}))
+                while '"pong"' not in str(ws.recv(timeout=10)):
+                    pass
+            with connect(url) as gone:  # the client vanishes: no close frame, a reset
+                gone.send(hello)
+                gone.recv(timeout=10)
+                gone.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+                gone.socket.close()
+            with connect(url) as gone:  # gone before its hello
+                gone.socket.close()
+            with connect(f"{ws_base}/ws/nosuchroom") as ws:  # refused by the app
+                ws.recv(timeout=10)
+
+    def settled() -> Counter[str]:
+        """Once every room has closed and every socket is done: what is still alive."""
+        wait_for(lambda: not hub.rooms and app.state.sockets.count == 0)
+        time.sleep(0.2)  # the hub's timer lets go of the last closed room at its next turn
+        with contextlib.suppress(AssertionError):
+            wait_for(lambda: not alive, timeout=10)
+        return Counter(type(o).__name__ for o in alive)
+
+    gc.collect()
+    gc.disable()
+    try:
+        with live_server(app) as base:
+            hub = app.state.hub
+            rooms_played(base, 1)  # warm-up: what is made once (imports, caches)
+            wait_for(lambda: not hub.rooms and app.state.sockets.count == 0)
+            time.sleep(0.2)
+            gc.collect()
+            alive.clear()
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            rooms_played(base, 4)
+            still = settled()
+            gc.collect()
+            left = server_garbage(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+        gc.unfreeze()
+    assert still == Counter(), f"not freed once closed: {dict(still)}"
+    assert left == Counter(), f"the server's objects in cycles: {dict(left)}"
+
+
+def test_a_cut_socket_is_freed_without_the_collector() -> None:
+    """A reader too far behind is cut (its writer task stopped while it waits on the
+    socket): its connection is freed by reference counting, and closing it afterwards
+    waits for nothing and raises nothing."""
+    from server_support import StuckSocket
+
+    from nertz.server.edge.connection import Connection
+
+    async def main() -> tuple[bool, bool]:
+        conn = Connection(StuckSocket())
+        conn.send(b"first")  # the writer waits on it for good
+        await asyncio.sleep(0)
+        conn.cut()
+        closer = conn.closer
+        assert closer is not None
+        await conn.finish()
+        await closer
+        cancelled = conn.task.cancelled()
+        ref = weakref.ref(conn)
+        del conn, closer
+        return cancelled, ref() is None
+
+    gc.collect()
+    gc.disable()
+    try:
+        cancelled, freed = asyncio.run(main())
+    finally:
+        gc.enable()
+    assert not cancelled
+    assert freed

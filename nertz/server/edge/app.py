@@ -512,7 +512,10 @@ def create_app(
         restored = await hub.restore_all()
         log.info("nertz: %d rooms restored", restored)
         # Everything alive now (imports, the restored rooms) stays alive: keep the collector
-        # from walking it again and again.
+        # from walking it again and again. The start's own garbage goes first, or it stays
+        # frozen until a deep collection: the store's migrations leave objects in cycles
+        # (2,700 on a fresh database, 300 on one already up to date).
+        gc.collect()
         gc.freeze()
         state["hub"] = hub
         app.state.hub = hub
@@ -1061,7 +1064,8 @@ def create_app(
                 await shared.let_go(f"address {address}")
         finally:
             if sockets.release(address):
-                give_back_memory()
+                # Closed sockets are freed by reference counting: no deep walk, only the trim.
+                give_back_memory(deep=False)
 
     app.add_middleware(SocketRoute, path="/ws/{room_id}", endpoint=socket)
 

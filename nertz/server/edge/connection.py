@@ -167,6 +167,14 @@ class Connection:
                     await send({"type": "websocket.send", "text": data.decode()})
         except Exception:  # the peer went away; the reader side notices and detaches
             self.closed = True
+        except asyncio.CancelledError:
+            if not self.closed:
+                raise
+            # Cut (:meth:`cut`): the task ends as done, not cancelled. A cancelled task keeps
+            # its CancelledError, whose traceback holds this frame and so this connection,
+            # which holds the task: a cycle every cut socket left to the collector. (And
+            # :meth:`finish`, waiting on a cancelled task, was cancelled itself.)
+            return
         with contextlib.suppress(Exception):
             await send({"type": "websocket.close", "code": self.close_code,
                         "reason": self.close_reason})

@@ -164,6 +164,11 @@ class GuardedHttp(HttpToolsProtocol):
             protocol = self.transport.get_protocol()
             if protocol is not self:
                 self._release()  # a WebSocket now, under the sockets' own caps
+                # The parser holds this protocol's bound methods, and this protocol the
+                # parser: uvicorn breaks that cycle in connection_lost, which never comes here
+                # now (the transport calls the socket's protocol), so every socket left it to
+                # the collector.
+                self.parser = None  # type: ignore[assignment]
             if rest and protocol is not self and isinstance(protocol, asyncio.Protocol):
                 protocol.data_received(rest)
 

@@ -152,6 +152,14 @@ class SocketProtocol(WebSocketsSansIOProtocol):
         if scope is not None:
             scope["extensions"][HANDOVER] = self
 
+    def connection_lost(self, exc: Exception | None) -> None:
+        """uvicorn's; and the scope lets go of this protocol (:meth:`handle_connect`), which
+        holds the scope: a cycle every closed socket otherwise left to the collector."""
+        super().connection_lost(exc)
+        scope: Any = getattr(self, "scope", None)
+        if scope is not None:
+            scope["extensions"].pop(HANDOVER, None)
+
     def hand_over(self, give: Callable[[int, bytes], bool]) -> bool:
         """Give the connection to another process: ``give(fd, request)`` passes the socket's
         file descriptor and the upgrade request read from it (the receiver answers it) and
