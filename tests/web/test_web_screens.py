@@ -608,3 +608,21 @@ def test_the_lobby_says_what_its_parts_mean(server: Any, new_page: Any, axe: str
     assert "shows the host you are set" in (guest.text_content("#ready-how") or "")
     for page, who in ((host, "host"), (guest, "guest")):
         assert_no_axe_violations(page, axe, f"lobby of the {who}")
+
+
+IN_SHEET = "(sel) => !!document.activeElement && !!document.activeElement.closest(sel)"
+
+
+def test_tab_stays_in_an_open_sheet(server: Any, new_page: Any) -> None:
+    # The help and the results are modal dialogs: Tab walked out of the help into the table
+    # behind it (the top bar, the piles), and a keyboard player lost the dialog.
+    page = against_a_bot(server, new_page)
+    page.keyboard.press("?")
+    page.wait_for_selector("#help")
+    assert page.evaluate(IN_SHEET, "#help")  # its title
+    for key in ["Tab"] * 6 + ["Shift+Tab"] * 6:
+        page.keyboard.press(key)
+        assert page.evaluate(IN_SHEET, "#help"), f"{key} left the help for " + page.evaluate(
+            "() => document.activeElement.outerHTML.slice(0, 80)")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#help", state="detached")

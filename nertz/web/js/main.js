@@ -602,8 +602,26 @@ document.addEventListener('pointerdown', (e) => {
   }
 });
 
+/** Tab and Shift+Tab stay in an open sheet (help, results), as in any modal dialog: they
+ *  walked out of it into the table behind, and a keyboard player lost the dialog. */
+function keepFocusIn(sheet, e) {
+  const all = [...sheet.querySelectorAll('a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), [tabindex]:not([tabindex="-1"])')]
+    .filter((el) => el.getClientRects().length);
+  if (!all.length) return;
+  const first = all[0], last = all[all.length - 1];
+  const at = document.activeElement;
+  const inside = sheet.contains(at);
+  // The sheet's title (focused on opening) is before its first control.
+  if (e.shiftKey && (!inside || at === first || !all.includes(at))) {
+    e.preventDefault(); last.focus();
+  } else if (!e.shiftKey && (!inside || at === last)) {
+    e.preventDefault(); first.focus();
+  }
+}
+
 document.addEventListener('keydown', (e) => {
-  if (e.key === 'Escape' && overlayEl) { e.preventDefault(); closeOverlay(); }
+  if (e.key === 'Tab' && overlayEl) keepFocusIn(overlayEl, e);
+  else if (e.key === 'Escape' && overlayEl) { e.preventDefault(); closeOverlay(); }
   else if (e.key === '?' && !tableView && S.room && !(e.target && /INPUT|SELECT|TEXTAREA/.test(e.target.tagName))) toggleHelp();
 });
 
