@@ -626,3 +626,22 @@ def test_tab_stays_in_an_open_sheet(server: Any, new_page: Any) -> None:
             "() => document.activeElement.outerHTML.slice(0, 80)")
     page.keyboard.press("Escape")
     page.wait_for_selector("#help", state="detached")
+
+
+def test_a_room_link_that_fails_says_why_and_offers_a_retry(server: Any, new_page: Any) -> None:
+    # A link whose room could not be fetched said "No such room" whatever the cause: a player
+    # whose connection dropped for a moment was told their friend's room did not exist.
+    page = new_page()
+    page.goto(server.base + "/r/NOSUCH")
+    page.wait_for_selector("#room-error")
+    assert page.text_content("#room-error h1") == "No such room"
+    assert "No room has the code NOSUCH" in (page.text_content("#room-error") or "")
+    assert page.locator("#room-retry").count() == 0  # nothing to try again
+    r = server.post("/api/rooms", {"rules": "pagat", "seats": 2, "name": "Host"})
+    page.route("**/api/rooms/*", lambda route: route.abort())
+    page.goto(f"{server.base}/r/{r['code']}")
+    page.wait_for_selector("#room-error")
+    assert page.text_content("#room-error h1") == "Cannot reach the server"
+    page.unroute("**/api/rooms/*")
+    page.click("#room-retry")
+    page.wait_for_selector("#join-room")

@@ -2,7 +2,7 @@
 // the server sends, one's own moves shown at once and confirmed (or rolled back) by the server.
 
 import {h, fill, toast, store} from './dom.js';
-import {api, apiPatiently, Connection} from './net.js';
+import {api, apiPatiently, busy, Connection} from './net.js';
 import {applyUpdate} from './merge.js';
 import {applyLocal, clone, lift, parseMove} from './rules.js';
 import {TableView} from './table.js';
@@ -139,8 +139,17 @@ async function enterRoom(code) {
   let room;
   try { room = await api(`/api/rooms/${encodeURIComponent(code)}`); }
   catch (e) {
-    fill(root, h('div', {class: 'screen'}, h('h1', {text: 'No such room'}), h('p', {class: 'error-text', text: e.message}),
-      h('a', {href: '/', onclick: (ev) => { ev.preventDefault(); go('/'); }}, 'Home')));
+    // Only a 404 means the room is not there: a busy server or a lost connection said
+    // "No such room" too, and sent a player with a good link away for good.
+    const gone = e.status === 404;
+    const [title, why] = gone
+      ? ['No such room', `No room has the code ${code.trim()}. Check it against the link or code you were sent; a room closes when nobody has played in it for a while.`]
+      : busy(e) ? ['The server is busy', `It could not open the room just now (${e.message}): try again in a moment.`]
+        : e.status ? ['The room could not be opened', e.message]
+          : ['Cannot reach the server', 'Check your connection, then try again.'];
+    fill(root, h('div', {class: 'screen', id: 'room-error'}, h('h1', {text: title}), h('p', {class: 'error-text', text: why}),
+      h('p', {class: 'row'}, gone ? null : h('button', {class: 'primary', id: 'room-retry', onclick: () => enterRoom(code)}, 'Try again'),
+        h('a', {href: '/', onclick: (ev) => { ev.preventDefault(); go('/'); }}, 'Home'))));
     return;
   }
   const seat = store.get(seatKey(room.id));
