@@ -440,7 +440,7 @@ function topbar() {
     h('h1', {class: 'title', text: 'Nertz'}),
     h('span', {class: 'pill', title: 'Room code'}, 'Room ', h('strong', {text: room.code})),
     match ? h('span', {class: 'pill', id: 'round-no', text: `Round ${match.round}`}) : null,
-    totals ? h('span', {class: 'pill', id: 'totals', text: totals}) : null,
+    totals ? h('span', {class: 'pill', id: 'totals', title: totals, text: totals}) : null,
     S.status !== 'open' ? h('span', {class: 'pill warn', text: 'Reconnecting…'}) : null,
     S.you && S.you.seat == null ? h('span', {class: 'pill', text: 'Watching'}) : null,
     h('span', {class: 'spacer'}),
