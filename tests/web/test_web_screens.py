@@ -645,3 +645,42 @@ def test_a_room_link_that_fails_says_why_and_offers_a_retry(server: Any, new_pag
     page.unroute("**/api/rooms/*")
     page.click("#room-retry")
     page.wait_for_selector("#join-room")
+
+
+TOAST_OVER_SHEET = """() => {
+  const t = document.querySelector('#toasts .toast').getBoundingClientRect();
+  return [...document.querySelectorAll('.overlay .sheet :is(h2, h3, th, button, a)')]
+    .filter((e) => {
+      const b = e.getBoundingClientRect();
+      return b.width && Math.min(t.right, b.right) > Math.max(t.left, b.left)
+        && Math.min(t.bottom, b.bottom) > Math.max(t.top, b.top);
+    }).map((e) => e.textContent.trim());
+}"""
+"""The headings and buttons of the open sheet that the first passing message covers."""
+
+
+def test_a_message_keeps_off_the_results_headings(server: Any, new_page: Any) -> None:
+    # The call's message shows just before the results open, and it stayed where the table
+    # had room for it: over the results' heading and its columns' names.
+    page = new_page(viewport={"width": 1280, "height": 800})
+    seat_room(server, page, "Ann", rules=QUICK_RULES, seats=2)
+    add_bots(page, "beginner", 1)
+    page.click("#start")
+    wait_table(page)
+    player = Player(page)
+    deadline = time.monotonic() + 240  # a round on a busy machine
+    while page.evaluate("() => window.nertz.S.room.phase") != "match_over":
+        assert time.monotonic() < deadline, "the round did not end"
+        player.act()
+        page.wait_for_timeout(40)
+    page.wait_for_selector("#results:not(.counting)")
+    page.click("#hide-results")
+    page.wait_for_selector("#results", state="detached")
+    # A message at the table, as the call's is, then the results over it.
+    page.evaluate("""async () => {
+        const dom = await import('/static/js/dom.js');
+        dom.toast('Ann: Nertz!', 'good', 60000);
+    }""")
+    page.click("#show-results")
+    page.wait_for_selector("#results:not(.counting)")
+    assert page.evaluate(TOAST_OVER_SHEET) == []

@@ -1,7 +1,7 @@
 // The page's controller: routes (home, /r/CODE, ?replay=ID), the room's socket, the state
 // the server sends, one's own moves shown at once and confirmed (or rolled back) by the server.
 
-import {h, fill, toast, store} from './dom.js';
+import {h, fill, toast, store, placeMessages} from './dom.js';
 import {api, apiPatiently, busy, Connection} from './net.js';
 import {applyUpdate} from './merge.js';
 import {applyLocal, clone, lift, parseMove} from './rules.js';
@@ -591,6 +591,7 @@ function overlays() {
   // must not dismiss them).
   overlayEl = h('div', {class: 'overlay', onclick: (e) => { if (e.target === overlayEl && S.help) closeOverlay(); }}, sheet());
   document.body.append(overlayEl);
+  placeMessages();  // a message shown just before (the call's) keeps off the sheet's headings
   // Focus the dialog's title, not a button: a key still held from play must not press one.
   const title = overlayEl.querySelector('h2');
   if (title) { title.tabIndex = -1; title.focus(); }
