@@ -684,3 +684,24 @@ def test_a_message_keeps_off_the_results_headings(server: Any, new_page: Any) ->
     page.click("#show-results")
     page.wait_for_selector("#results:not(.counting)")
     assert page.evaluate(TOAST_OVER_SHEET) == []
+
+
+def test_escape_closes_the_menu_and_the_reactions(server: Any, new_page: Any) -> None:
+    # The phone's menu and the reactions' set stayed open on Esc (only a tap elsewhere shut
+    # the menu): a keyboard on a phone or tablet had no way out but a tap.
+    page = open_page(new_page, (390, 844))
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=2)
+    add_bots(page, "beginner", 1, tap=True)
+    page.tap("#start")
+    wait_table(page)
+    page.tap("#menu-btn")
+    page.wait_for_selector("#tools.open")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#tools.open", state="detached")
+    assert page.evaluate("() => document.activeElement.id") == "menu-btn"
+    page.tap("#react")
+    page.wait_for_selector("#emote-menu", state="visible")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#emote-menu", state="hidden")
+    assert page.evaluate("() => document.activeElement.id") == "react"
+    assert page.get_attribute("#react", "aria-expanded") == "false"

@@ -632,6 +632,15 @@ function keepFocusIn(sheet, e) {
 document.addEventListener('keydown', (e) => {
   if (e.key === 'Tab' && overlayEl) keepFocusIn(overlayEl, e);
   else if (e.key === 'Escape' && overlayEl) { e.preventDefault(); closeOverlay(); }
+  else if (e.key === 'Escape' && S.menuOpen) {
+    // The phone's menu closes on Esc as menus do (it stayed open over the seats), and the
+    // keyboard goes back to its button.
+    e.preventDefault();
+    S.menuOpen = false;
+    render();
+    const btn = document.getElementById('menu-btn');
+    if (btn) btn.focus({preventScroll: true});
+  }
   else if (e.key === '?' && !tableView && S.room && !(e.target && /INPUT|SELECT|TEXTAREA/.test(e.target.tagName))) toggleHelp();
 });
 
