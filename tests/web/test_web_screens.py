@@ -705,3 +705,28 @@ def test_escape_closes_the_menu_and_the_reactions(server: Any, new_page: Any) ->
     page.wait_for_selector("#emote-menu", state="hidden")
     assert page.evaluate("() => document.activeElement.id") == "react"
     assert page.get_attribute("#react", "aria-expanded") == "false"
+
+
+LOOK = """(sel) => {
+  const b = document.querySelector(sel);
+  return [getComputedStyle(b).backgroundColor, getComputedStyle(b, '::before').content];
+}"""
+"""How a button looks: its background and what is drawn before its words."""
+
+
+def test_a_toggle_that_is_on_looks_pressed(server: Any, new_page: Any, axe: str) -> None:
+    # Mute looked the same on and off: a press showed nothing, and nothing said the sound was
+    # off (aria-pressed told screen readers only).
+    page = against_a_bot(server, new_page)
+    off = page.evaluate(LOOK, "#sound")
+    assert page.evaluate(LOOK, "#four-colour") == off
+    page.click("#sound")
+    page.wait_for_selector('#sound[aria-pressed="true"]')
+    on = page.evaluate(LOOK, "#sound")
+    assert on[0] != off[0], (on, off)
+    assert "\u2713" in on[1], on
+    assert page.evaluate(LOOK, "#four-colour") == off  # the other, still off, unchanged
+    assert_no_axe_violations(page, axe, "the table with Mute pressed")
+    page.click("#sound")
+    page.wait_for_selector('#sound[aria-pressed="false"]')
+    assert page.evaluate(LOOK, "#sound") == off
