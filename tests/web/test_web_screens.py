@@ -730,3 +730,30 @@ def test_a_toggle_that_is_on_looks_pressed(server: Any, new_page: Any, axe: str)
     page.click("#sound")
     page.wait_for_selector('#sound[aria-pressed="false"]')
     assert page.evaluate(LOOK, "#sound") == off
+
+
+ACTION_ENDS = """() => {
+  const row = document.querySelector('#me .actions'), css = getComputedStyle(row);
+  const a = row.getBoundingClientRect();
+  const turn = document.querySelector('#turn').getBoundingClientRect();
+  const stuck = document.querySelector('#stuck').getBoundingClientRect();
+  return {turn: turn.left - a.left - parseFloat(css.paddingLeft),
+          stuck: a.right - parseFloat(css.paddingRight) - stuck.right,
+          rows: Math.abs(turn.top - stuck.top)};
+}"""
+"""How far *Turn* is from its row's start and *I'm stuck* from its end (px), and how far apart
+their tops are."""
+
+
+def test_turn_and_stuck_sit_at_the_two_ends_of_a_touch_tablets_row(server: Any,
+                                                                    new_page: Any) -> None:
+    # On a tablet held upright the tip beside the buttons took the row's end: I'm stuck sat
+    # mid-row, the tip past it, where a thumb looks for it at the edge.
+    page = new_page(viewport={"width": 768, "height": 1024}, has_touch=True, is_mobile=True)
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=2)
+    add_bots(page, "beginner", 1, tap=True)
+    page.tap("#start")
+    wait_table(page)
+    ends = page.evaluate(ACTION_ENDS)
+    assert ends["rows"] < 1 and abs(ends["turn"]) < 1 and abs(ends["stuck"]) < 1, ends
+    assert_fits(page)
