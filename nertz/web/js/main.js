@@ -83,6 +83,7 @@ function teardown() {
   if (learnView) { learnView.destroy(); learnView = null; }
   clearInterval(countdownTimer);
   if (overlayEl) { overlayEl.remove(); overlayEl = null; }
+  if (sheetSize) { sheetSize.disconnect(); sheetSize = null; }
   overlayKey = '';
   overlayReturn = '';
   Object.assign(S, {room: null, you: null, table: null, result: null, pending: [], latency: {}, resultsHidden: false, help: false});
@@ -560,6 +561,7 @@ function render() {
 }
 
 let overlayEl = null;
+let sheetSize = null;  // watches the open sheet's size (its messages placed again)
 let overlayKey = '';
 let overlayReturn = '';  // the id of what had the keyboard's focus when a sheet opened
 let lobbyKey = '';
@@ -578,6 +580,7 @@ function overlays() {
   if (key === overlayKey && (!key || (overlayEl && overlayEl.isConnected))) return;
   overlayKey = key;
   if (overlayEl) { overlayEl.remove(); overlayEl = null; }
+  if (sheetSize) { sheetSize.disconnect(); sheetSize = null; }
   if (!sheet) {
     // Closed: the keyboard goes back to what opened it (the lobby's How to play, say).
     const back = overlayReturn && document.getElementById(overlayReturn);
@@ -591,7 +594,11 @@ function overlays() {
   // must not dismiss them).
   overlayEl = h('div', {class: 'overlay', onclick: (e) => { if (e.target === overlayEl && S.help) closeOverlay(); }}, sheet());
   document.body.append(overlayEl);
-  placeMessages();  // a message shown just before (the call's) keeps off the sheet's headings
+  // A message shown just before (the call's) keeps off the sheet's headings, and again as
+  // the sheet's later parts (ratings, analysis) load and the centred sheet moves them.
+  placeMessages();
+  sheetSize = new ResizeObserver(() => placeMessages());
+  sheetSize.observe(overlayEl.firstElementChild);
   // Focus the dialog's title, not a button: a key still held from play must not press one.
   const title = overlayEl.querySelector('h2');
   if (title) { title.tabIndex = -1; title.focus(); }
