@@ -6,12 +6,14 @@ picked bot level and focus, a key press on *Start*, Space on a focused top-bar b
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from page_checks import assert_fits, assert_no_axe_violations, press, shot
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_web_game import add_bots, against_a_bot, seat_room, wait_name, wait_table
 from web_player import Player, fits_work
 
@@ -608,3 +610,158 @@ def test_the_lobby_says_what_its_parts_mean(server: Any, new_page: Any, axe: str
     assert "shows the host you are set" in (guest.text_content("#ready-how") or "")
     for page, who in ((host, "host"), (guest, "guest")):
         assert_no_axe_violations(page, axe, f"lobby of the {who}")
+
+
+IN_SHEET = "(sel) => !!document.activeElement && !!document.activeElement.closest(sel)"
+
+
+def test_tab_stays_in_an_open_sheet(server: Any, new_page: Any) -> None:
+    # The help and the results are modal dialogs: Tab walked out of the help into the table
+    # behind it (the top bar, the piles), and a keyboard player lost the dialog.
+    page = against_a_bot(server, new_page)
+    page.keyboard.press("?")
+    page.wait_for_selector("#help")
+    assert page.evaluate(IN_SHEET, "#help")  # its title
+    for key in ["Tab"] * 6 + ["Shift+Tab"] * 6:
+        page.keyboard.press(key)
+        assert page.evaluate(IN_SHEET, "#help"), f"{key} left the help for " + page.evaluate(
+            "() => document.activeElement.outerHTML.slice(0, 80)")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#help", state="detached")
+
+
+def test_a_room_link_that_fails_says_why_and_offers_a_retry(server: Any, new_page: Any) -> None:
+    # A link whose room could not be fetched said "No such room" whatever the cause: a player
+    # whose connection dropped for a moment was told their friend's room did not exist.
+    page = new_page()
+    page.goto(server.base + "/r/NOSUCH")
+    page.wait_for_selector("#room-error")
+    assert page.text_content("#room-error h1") == "No such room"
+    assert "No room has the code NOSUCH" in (page.text_content("#room-error") or "")
+    assert page.locator("#room-retry").count() == 0  # nothing to try again
+    r = server.post("/api/rooms", {"rules": "pagat", "seats": 2, "name": "Host"})
+    page.route("**/api/rooms/*", lambda route: route.abort())
+    page.goto(f"{server.base}/r/{r['code']}")
+    page.wait_for_selector("#room-error")
+    assert page.text_content("#room-error h1") == "Cannot reach the server"
+    page.unroute("**/api/rooms/*")
+    page.click("#room-retry")
+    page.wait_for_selector("#join-room")
+
+
+TOAST_OVER_SHEET = """() => {
+  const t = document.querySelector('#toasts .toast').getBoundingClientRect();
+  return [...document.querySelectorAll('.overlay .sheet :is(h2, h3, th, button, a)')]
+    .filter((e) => {
+      const b = e.getBoundingClientRect();
+      return b.width && Math.min(t.right, b.right) > Math.max(t.left, b.left)
+        && Math.min(t.bottom, b.bottom) > Math.max(t.top, b.top);
+    }).map((e) => e.textContent.trim());
+}"""
+"""The headings and buttons of the open sheet that the first passing message covers."""
+
+
+def test_a_message_keeps_off_the_results_headings(server: Any, new_page: Any) -> None:
+    # The call's message shows just before the results open, and it stayed where the table
+    # had room for it: over the results' heading and its columns' names.
+    page = new_page(viewport={"width": 1280, "height": 800})
+    seat_room(server, page, "Ann", rules=QUICK_RULES, seats=2)
+    add_bots(page, "beginner", 1)
+    page.click("#start")
+    wait_table(page)
+    player = Player(page)
+    deadline = time.monotonic() + 240  # a round on a busy machine
+    while page.evaluate("() => window.nertz.S.room.phase") != "match_over":
+        assert time.monotonic() < deadline, "the round did not end"
+        player.act()
+        page.wait_for_timeout(40)
+    page.wait_for_selector("#results:not(.counting)")
+    page.click("#hide-results")
+    page.wait_for_selector("#results", state="detached")
+    # A message at the table, as the call's is, then the results over it.
+    page.evaluate("""async () => {
+        const dom = await import('/static/js/dom.js');
+        dom.toast('Ann: Nertz!', 'good', 60000);
+    }""")
+    page.click("#show-results")
+    page.wait_for_selector("#results:not(.counting)")
+    # The sheet's later parts load after it opens, and move its headings (it is centred).
+    page.wait_for_selector("#rating-changes h3, #rating-changes p")
+    # (An analysis the server would not make just now leaves its slot empty.)
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_selector(".analysis-slot > *")
+    page.evaluate(NEXT_FRAMES)  # the sheet's new size seen, the message placed again
+    assert page.evaluate(TOAST_OVER_SHEET) == []
+
+
+def test_escape_closes_the_menu_and_the_reactions(server: Any, new_page: Any) -> None:
+    # The phone's menu and the reactions' set stayed open on Esc (only a tap elsewhere shut
+    # the menu): a keyboard on a phone or tablet had no way out but a tap.
+    page = open_page(new_page, (390, 844))
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=2)
+    add_bots(page, "beginner", 1, tap=True)
+    page.tap("#start")
+    wait_table(page)
+    page.tap("#menu-btn")
+    page.wait_for_selector("#tools.open")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#tools.open", state="detached")
+    assert page.evaluate("() => document.activeElement.id") == "menu-btn"
+    page.tap("#react")
+    page.wait_for_selector("#emote-menu", state="visible")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#emote-menu", state="hidden")
+    assert page.evaluate("() => document.activeElement.id") == "react"
+    assert page.get_attribute("#react", "aria-expanded") == "false"
+
+
+LOOK = """(sel) => {
+  const b = document.querySelector(sel);
+  return [getComputedStyle(b).backgroundColor, getComputedStyle(b, '::before').content];
+}"""
+"""How a button looks: its background and what is drawn before its words."""
+
+
+def test_a_toggle_that_is_on_looks_pressed(server: Any, new_page: Any, axe: str) -> None:
+    # Mute looked the same on and off: a press showed nothing, and nothing said the sound was
+    # off (aria-pressed told screen readers only).
+    page = against_a_bot(server, new_page)
+    off = page.evaluate(LOOK, "#sound")
+    assert page.evaluate(LOOK, "#four-colour") == off
+    page.click("#sound")
+    page.wait_for_selector('#sound[aria-pressed="true"]')
+    on = page.evaluate(LOOK, "#sound")
+    assert on[0] != off[0], (on, off)
+    assert "\u2713" in on[1], on
+    assert page.evaluate(LOOK, "#four-colour") == off  # the other, still off, unchanged
+    assert_no_axe_violations(page, axe, "the table with Mute pressed")
+    page.click("#sound")
+    page.wait_for_selector('#sound[aria-pressed="false"]')
+    assert page.evaluate(LOOK, "#sound") == off
+
+
+ACTION_ENDS = """() => {
+  const row = document.querySelector('#me .actions'), css = getComputedStyle(row);
+  const a = row.getBoundingClientRect();
+  const turn = document.querySelector('#turn').getBoundingClientRect();
+  const stuck = document.querySelector('#stuck').getBoundingClientRect();
+  return {turn: turn.left - a.left - parseFloat(css.paddingLeft),
+          stuck: a.right - parseFloat(css.paddingRight) - stuck.right,
+          rows: Math.abs(turn.top - stuck.top)};
+}"""
+"""How far *Turn* is from its row's start and *I'm stuck* from its end (px), and how far apart
+their tops are."""
+
+
+def test_turn_and_stuck_sit_at_the_two_ends_of_a_touch_tablets_row(server: Any,
+                                                                    new_page: Any) -> None:
+    # On a tablet held upright the tip beside the buttons took the row's end: I'm stuck sat
+    # mid-row, the tip past it, where a thumb looks for it at the edge.
+    page = new_page(viewport={"width": 768, "height": 1024}, has_touch=True, is_mobile=True)
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=2)
+    add_bots(page, "beginner", 1, tap=True)
+    page.tap("#start")
+    wait_table(page)
+    ends = page.evaluate(ACTION_ENDS)
+    assert ends["rows"] < 1 and abs(ends["turn"]) < 1 and abs(ends["stuck"]) < 1, ends
+    assert_fits(page)

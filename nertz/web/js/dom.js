@@ -59,6 +59,11 @@ const SEAT_LABELS = '.opp .name > *, #me .mehead > *, .topbar > :not(.tools):not
  *  runs grow down). */
 const TABLE_THINGS = '.card, .count, .pile-label, #me .actions > *, .banner > span, #foundations, .opp .pile';
 
+/** On a sheet over the table: what a passing message must not cover (its headings, its
+ *  tables' headings and its buttons), and what it had better not (the rest of its words). */
+const SHEET_LABELS = '.overlay .sheet :is(h2, h3, th, dt, button, a, summary)';
+const SHEET_THINGS = '.overlay .sheet :is(td, p, li, dd)';
+
 /** Where what `selector` finds is on the screen, `margin` pixels wider on every side. */
 function boxes(selector, margin = 0) {
   const out = [];
@@ -95,16 +100,20 @@ export const MESSAGES = {toast: '#toasts .toast', note: '.note-bubble', emote: '
  */
 export function clearSpot(x, y, width, height, step, kind) {
   if (!document.getElementById('table-screen')) return null;
-  const labels = boxes(SEAT_LABELS, 2);  // not flush against a name either
+  const others = Object.entries(MESSAGES).filter(([k]) => k !== kind).map(([, sel]) => sel);
+  // A sheet open over the table (the results, the help) is what the player reads: its
+  // headings and buttons are the labels then, and its words the things (the call's message
+  // sat over the results' heading and its columns' names).
+  const sheet = document.querySelector('.overlay .sheet');
+  const labels = boxes(sheet ? SHEET_LABELS : SEAT_LABELS, 2);  // not flush against a name either
   // A round trip's figure is written in place every few seconds ("8 ms", then "1204 ms", or
   // nothing yet): keep clear of the room it may grow into, at its place in its row.
-  for (const lat of document.querySelectorAll('.opp .name .lat, #me .mehead .lat')) {
+  for (const lat of sheet ? [] : document.querySelectorAll('.opp .name .lat, #me .mehead .lat')) {
     if (!lat.getClientRects().length) continue;  // not shown
     const r = lat.getBoundingClientRect(), row = lat.parentElement.getBoundingClientRect();
     labels.push({left: r.left - 2, top: row.top, right: Math.max(r.right, r.left + 48) + 2, bottom: row.bottom});
   }
-  const others = Object.entries(MESSAGES).filter(([k]) => k !== kind).map(([, sel]) => sel);
-  const things = boxes([TABLE_THINGS, ...others].join(', '));
+  const things = boxes([sheet ? SHEET_THINGS : TABLE_THINGS, ...others].join(', '));
   const maxX = innerWidth - width - 4, maxY = innerHeight - height - 4;
   const spots = [];
   const seen = new Set();
@@ -137,6 +146,13 @@ export function clearSpot(x, y, width, height, step, kind) {
  *  just above the foundations, centred, as the seats' labels allow; where the screen has no
  *  room for them all without covering cards, only the newest shows (screen readers heard the
  *  others already). Elsewhere they stay under the top of the screen, as style.css has it. */
+/** Place the passing messages again (a sheet opened over the table: what they must keep
+ *  clear of changed). */
+export function placeMessages() {
+  const box = document.getElementById('toasts');
+  if (box) placeToasts(box);
+}
+
 function placeToasts(box) {
   box.style.left = box.style.top = box.style.transform = '';
   const middle = document.querySelector('#table-screen .middle');

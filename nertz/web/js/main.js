@@ -1,8 +1,8 @@
 // The page's controller: routes (home, /r/CODE, ?replay=ID), the room's socket, the state
 // the server sends, one's own moves shown at once and confirmed (or rolled back) by the server.
 
-import {h, fill, toast, store} from './dom.js';
-import {api, apiPatiently, Connection} from './net.js';
+import {h, fill, toast, store, placeMessages} from './dom.js';
+import {api, apiPatiently, busy, Connection} from './net.js';
 import {applyUpdate} from './merge.js';
 import {applyLocal, clone, lift, parseMove} from './rules.js';
 import {TableView} from './table.js';
@@ -83,6 +83,7 @@ function teardown() {
   if (learnView) { learnView.destroy(); learnView = null; }
   clearInterval(countdownTimer);
   if (overlayEl) { overlayEl.remove(); overlayEl = null; }
+  if (sheetSize) { sheetSize.disconnect(); sheetSize = null; }
   overlayKey = '';
   overlayReturn = '';
   Object.assign(S, {room: null, you: null, table: null, result: null, pending: [], latency: {}, resultsHidden: false, help: false});
@@ -139,8 +140,17 @@ async function enterRoom(code) {
   let room;
   try { room = await api(`/api/rooms/${encodeURIComponent(code)}`); }
   catch (e) {
-    fill(root, h('div', {class: 'screen'}, h('h1', {text: 'No such room'}), h('p', {class: 'error-text', text: e.message}),
-      h('a', {href: '/', onclick: (ev) => { ev.preventDefault(); go('/'); }}, 'Home')));
+    // Only a 404 means the room is not there: a busy server or a lost connection said
+    // "No such room" too, and sent a player with a good link away for good.
+    const gone = e.status === 404;
+    const [title, why] = gone
+      ? ['No such room', `No room has the code ${code.trim()}. Check it against the link or code you were sent; a room closes when nobody has played in it for a while.`]
+      : busy(e) ? ['The server is busy', `It could not open the room just now (${e.message}): try again in a moment.`]
+        : e.status ? ['The room could not be opened', e.message]
+          : ['Cannot reach the server', 'Check your connection, then try again.'];
+    fill(root, h('div', {class: 'screen', id: 'room-error'}, h('h1', {text: title}), h('p', {class: 'error-text', text: why}),
+      h('p', {class: 'row'}, gone ? null : h('button', {class: 'primary', id: 'room-retry', onclick: () => enterRoom(code)}, 'Try again'),
+        h('a', {href: '/', onclick: (ev) => { ev.preventDefault(); go('/'); }}, 'Home'))));
     return;
   }
   const seat = store.get(seatKey(room.id));
@@ -431,7 +441,7 @@ function topbar() {
     h('h1', {class: 'title', text: 'Nertz'}),
     h('span', {class: 'pill', title: 'Room code'}, 'Room ', h('strong', {text: room.code})),
     match ? h('span', {class: 'pill', id: 'round-no', text: `Round ${match.round}`}) : null,
-    totals ? h('span', {class: 'pill', id: 'totals', text: totals}) : null,
+    totals ? h('span', {class: 'pill', id: 'totals', title: totals, text: totals}) : null,
     S.status !== 'open' ? h('span', {class: 'pill warn', text: 'Reconnecting…'}) : null,
     S.you && S.you.seat == null ? h('span', {class: 'pill', text: 'Watching'}) : null,
     h('span', {class: 'spacer'}),
@@ -551,6 +561,7 @@ function render() {
 }
 
 let overlayEl = null;
+let sheetSize = null;  // watches the open sheet's size (its messages placed again)
 let overlayKey = '';
 let overlayReturn = '';  // the id of what had the keyboard's focus when a sheet opened
 let lobbyKey = '';
@@ -569,6 +580,7 @@ function overlays() {
   if (key === overlayKey && (!key || (overlayEl && overlayEl.isConnected))) return;
   overlayKey = key;
   if (overlayEl) { overlayEl.remove(); overlayEl = null; }
+  if (sheetSize) { sheetSize.disconnect(); sheetSize = null; }
   if (!sheet) {
     // Closed: the keyboard goes back to what opened it (the lobby's How to play, say).
     const back = overlayReturn && document.getElementById(overlayReturn);
@@ -582,6 +594,11 @@ function overlays() {
   // must not dismiss them).
   overlayEl = h('div', {class: 'overlay', onclick: (e) => { if (e.target === overlayEl && S.help) closeOverlay(); }}, sheet());
   document.body.append(overlayEl);
+  // A message shown just before (the call's) keeps off the sheet's headings, and again as
+  // the sheet's later parts (ratings, analysis) load and the centred sheet moves them.
+  placeMessages();
+  sheetSize = new ResizeObserver(() => placeMessages());
+  sheetSize.observe(overlayEl.firstElementChild);
   // Focus the dialog's title, not a button: a key still held from play must not press one.
   const title = overlayEl.querySelector('h2');
   if (title) { title.tabIndex = -1; title.focus(); }
@@ -602,8 +619,35 @@ document.addEventListener('pointerdown', (e) => {
   }
 });
 
+/** Tab and Shift+Tab stay in an open sheet (help, results), as in any modal dialog: they
+ *  walked out of it into the table behind, and a keyboard player lost the dialog. */
+function keepFocusIn(sheet, e) {
+  const all = [...sheet.querySelectorAll('a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), [tabindex]:not([tabindex="-1"])')]
+    .filter((el) => el.getClientRects().length);
+  if (!all.length) return;
+  const first = all[0], last = all[all.length - 1];
+  const at = document.activeElement;
+  const inside = sheet.contains(at);
+  // The sheet's title (focused on opening) is before its first control.
+  if (e.shiftKey && (!inside || at === first || !all.includes(at))) {
+    e.preventDefault(); last.focus();
+  } else if (!e.shiftKey && (!inside || at === last)) {
+    e.preventDefault(); first.focus();
+  }
+}
+
 document.addEventListener('keydown', (e) => {
-  if (e.key === 'Escape' && overlayEl) { e.preventDefault(); closeOverlay(); }
+  if (e.key === 'Tab' && overlayEl) keepFocusIn(overlayEl, e);
+  else if (e.key === 'Escape' && overlayEl) { e.preventDefault(); closeOverlay(); }
+  else if (e.key === 'Escape' && S.menuOpen) {
+    // The phone's menu closes on Esc as menus do (it stayed open over the seats), and the
+    // keyboard goes back to its button.
+    e.preventDefault();
+    S.menuOpen = false;
+    render();
+    const btn = document.getElementById('menu-btn');
+    if (btn) btn.focus({preventScroll: true});
+  }
   else if (e.key === '?' && !tableView && S.room && !(e.target && /INPUT|SELECT|TEXTAREA/.test(e.target.tagName))) toggleHelp();
 });
 

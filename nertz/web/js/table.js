@@ -838,7 +838,18 @@ export class TableView {
     const k = e.key.length === 1 ? e.key.toLowerCase() : e.key;
     const ctx = this.ctx;
     if (k === '?') { e.preventDefault(); ctx.onHelp(); return; }
-    if (k === 'Escape') { if (this.selection) { this.selection = null; this.rerenderMe(); } return; }
+    if (k === 'Escape') {
+      // The reactions' set closes too (it stayed open over the table), the focus on React.
+      const emotes = this.me.querySelector('#emote-menu:not([hidden])');
+      if (emotes) {
+        emotes.hidden = true;
+        const open = this.me.querySelector('#react');
+        open.setAttribute('aria-expanded', 'false');
+        open.focus({preventScroll: true});
+      }
+      if (this.selection) { this.selection = null; this.rerenderMe(); }
+      return;
+    }
     const tab = this.myTab();
     if (!tab || ctx.phase !== 'playing' || this.t.ended) return;
     if (k === ' ' || k === 't') {
