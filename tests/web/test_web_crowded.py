@@ -8,11 +8,13 @@ read. Screenshots land in ``artifacts/``."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from page_checks import assert_fits, assert_no_axe_violations, shot
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_web_game import seat_room, wait_table
 from test_web_screens import LONG_NAME, open_page, size_id
 
@@ -132,6 +134,20 @@ TOP_BAR_MIDDLES = """() => [...document.querySelectorAll('.topbar > *, .topbar .
 """Where the middle of each of the top bar's controls is (px from the top)."""
 
 
+def declare_stuck(page: Any) -> None:
+    """Press S until the page shows this seat stuck. The bots may all be stuck already,
+    waiting on the person (who plays nothing here): the press then resets the round at once,
+    and the seat's stuck goes with it before the page can show it."""
+    deadline = time.monotonic() + 60
+    while True:
+        page.keyboard.press("s")
+        try:
+            page.wait_for_selector("#stuck-undo", timeout=5000)
+            return
+        except PlaywrightTimeout:
+            assert time.monotonic() < deadline, "the page never showed the seat stuck"
+
+
 def table_id(table: tuple[tuple[int, int], int]) -> str:
     return f"{size_id(table[0])}-{table[1]}seats"
 
@@ -190,8 +206,7 @@ def test_a_crowded_table_fits_a_phone_and_reads_at_a_glance(
     assert_no_axe_violations(page, axe, f"a full crowded table at {name}")
 
     # Stuck: the words under the buttons take room from the foundations, never the screen's.
-    page.keyboard.press("s")
-    page.wait_for_selector("#stuck-undo")
+    declare_stuck(page)
     m = page.evaluate(FILL_AND_MEASURE)
     shot(page, artifacts, f"crowded-stuck-{name}")
     assert m["scroll"] == m["view"] and m["out"] == [], m["out"]
