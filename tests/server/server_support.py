@@ -154,12 +154,12 @@ def in_loop(client: TestClient, fn: Any, *args: Any) -> Any:
 
 
 def wait_for(condition: Callable[[], object], timeout: float = 60.0,
-             every: float = 0.05) -> None:
+             every: float = 0.05, what: str = "timed out") -> None:
     """Wait until ``condition()`` is true, asking every ``every`` seconds; fail after
-    ``timeout`` (a condition, not a guess at how long the machine takes)."""
+    ``timeout``, saying ``what`` (a condition, not a guess at how long the machine takes)."""
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, "timed out"
+        assert time.monotonic() < deadline, what
         time.sleep(every)
 
 

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from server_support import (
     hello,
     join,
     live_server,
+    wait_for,
     wait_phase,
 )
 from starlette.testclient import TestClient, WebSocketTestSession
@@ -332,14 +333,6 @@ def bots_alone_room(client: TestClient, stack: ExitStack, absent: str | None = N
     return ann.room, ws, seated
 
 
-def until(check: Callable[[], Any], what: str) -> None:
-    """Wait for ``check`` to hold (a busy machine may take its time; a hang fails)."""
-    deadline = time.monotonic() + WAIT
-    while not check():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.01)
-
-
 @pytest.mark.usefixtures("fast_bots")
 def test_two_servers_share_the_rooms_of_bots_alone(prefix: str, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
@@ -379,15 +372,19 @@ def test_two_servers_share_the_rooms_of_bots_alone(prefix: str, tmp_path: Path,
         # server lets it go.
         with s.websocket_connect(f"/ws/{bob.room}") as bob_ws:
             assert hello(bob_ws, bob.token)["type"] == "state"
-            until(lambda: held() == 2, "a room where a person plays still counted")
-            # The other server may start its room now (its round ends of itself, fast bots).
-            on_fast.send_json(start)
-            wait_phase(on_fast, "playing")
+            wait_for(lambda: held() == 2, WAIT, 0.01,
+                     "a room where a person plays still counted")
+            # The other server may start its room now (its round ends of itself, fast bots,
+            # after a countdown that counts as play: long enough that the round cannot end
+            # before the next two checks, however slow the machine).
+            on_fast.send_json({"type": "start", "countdown_ms": 5000})
+            wait_phase(on_fast, "countdown")
             assert held() == 3
             assert ask(fourth, start)["code"] == "too_many_bot_rooms"
             # Once its round is over, it stops counting for both.
             wait_phase(on_fast, "round_over")
-            until(lambda: held() == 2, "a room whose round was over still counted")
+            wait_for(lambda: held() == 2, WAIT, 0.01,
+                     "a room whose round was over still counted")
             fourth.send_json(start)
             wait_phase(fourth, "playing")
             assert held() == 3

@@ -639,6 +639,15 @@ def test_a_room_link_that_fails_says_why_and_offers_a_retry(server: Any, new_pag
     assert page.text_content("#room-error h1") == "No such room"
     assert "No room has the code NOSUCH" in (page.text_content("#room-error") or "")
     assert page.locator("#room-retry").count() == 0  # nothing to try again
+    # A room that has closed (nobody was in it) cannot be tried again either.
+    page.route("**/api/rooms/SHUT", lambda route: route.fulfill(
+        status=410, content_type="application/json",
+        body='{"error": "room SHUT has closed (nobody was in it)"}'))
+    page.goto(server.base + "/r/SHUT")
+    page.wait_for_selector("#room-error")
+    assert page.text_content("#room-error h1") == "This room has closed"
+    assert "has closed (nobody was in it)" in (page.text_content("#room-error") or "")
+    assert page.locator("#room-retry").count() == 0
     r = server.post("/api/rooms", {"rules": "pagat", "seats": 2, "name": "Host"})
     page.route("**/api/rooms/*", lambda route: route.abort())
     page.goto(f"{server.base}/r/{r['code']}")

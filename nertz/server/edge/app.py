@@ -1349,10 +1349,10 @@ def create_app(
 
     def _still_playing(room_id: str) -> bool:
         """Whether this process's room ``room_id`` still plays with bots alone (not when it is
-        gone or moved to another process, nor while its bots wait with nobody connected)."""
+        gone or moved to another process). A room whose bots wait with nobody connected still
+        counts: its host's next socket sets them playing again, and nothing counts it then."""
         room = hub().rooms.get(room_id)
-        return (room is not None and room.table.phase in _AT_PLAY and _bots_alone(room)
-                and not room.unwatched)
+        return room is not None and room.table.phase in _AT_PLAY and _bots_alone(room)
 
     bot_rooms = HeldWhile(shared, _still_playing)
     """The rooms of bots alone each address set playing here (:data:`BOT_ROOMS_PER_ADDRESS`),

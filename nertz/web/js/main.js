@@ -142,9 +142,11 @@ async function enterRoom(code) {
   catch (e) {
     // Only a 404 means the room is not there: a busy server or a lost connection said
     // "No such room" too, and sent a player with a good link away for good.
-    const gone = e.status === 404;
-    const [title, why] = gone
+    // And a 410, a room that has closed: trying again cannot bring it back either.
+    const gone = e.status === 404 || e.status === 410;
+    const [title, why] = e.status === 404
       ? ['No such room', `No room has the code ${code.trim()}. Check it against the link or code you were sent; a room closes when nobody has played in it for a while.`]
+      : e.status === 410 ? ['This room has closed', `${e.message}. Start a new room from the home page.`]
       : busy(e) ? ['The server is busy', `It could not open the room just now (${e.message}): try again in a moment.`]
         : e.status ? ['The room could not be opened', e.message]
           : ['Cannot reach the server', 'Check your connection, then try again.'];
