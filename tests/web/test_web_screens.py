@@ -49,6 +49,18 @@ def open_page(new_page: Any, size: tuple[int, int]) -> Any:
     return new_page(viewport={"width": w, "height": h}, has_touch=phone, is_mobile=phone)
 
 
+def play_to_the_results(page: Any) -> None:
+    """Play one's seat (a quick one-round match) until the match is over and its results are
+    counted up."""
+    player = Player(page)
+    deadline = time.monotonic() + 240  # a round on a busy machine
+    while page.evaluate("() => window.nertz.S.room.phase") != "match_over":
+        assert time.monotonic() < deadline, "the round did not end"
+        player.act()
+        page.wait_for_timeout(40)
+    page.wait_for_selector("#results:not(.counting)")
+
+
 @pytest.mark.parametrize("size", VIEWPORTS, ids=size_id)
 def test_a_round_by_pointer_fits_every_screen(size: tuple[int, int], server: Any, new_page: Any,
                                               axe: str, artifacts: Path) -> None:
@@ -224,13 +236,7 @@ def test_the_countdown_has_the_middle_to_itself(server: Any, new_page: Any) -> N
     assert page.locator("#foundations .empty-note").count() == 0
     wait_table(page)
     assert page.locator("#foundations .empty-note").count() == 1
-    player = Player(page)
-    deadline = time.monotonic() + 240  # a round on a busy machine
-    while page.evaluate("() => window.nertz.S.room.phase") != "match_over":
-        assert time.monotonic() < deadline, "the round did not end"
-        player.act()
-        page.wait_for_timeout(40)
-    page.wait_for_selector("#results:not(.counting)")
+    play_to_the_results(page)
     # The sheet's button bar keeps to its foot: nothing after it hides under it (the ratings'
     # heading did, at a laptop's size).
     page.wait_for_selector("#rating-changes h3, #rating-changes p")
@@ -678,13 +684,7 @@ def test_a_message_keeps_off_the_results_headings(server: Any, new_page: Any) ->
     add_bots(page, "beginner", 1)
     page.click("#start")
     wait_table(page)
-    player = Player(page)
-    deadline = time.monotonic() + 240  # a round on a busy machine
-    while page.evaluate("() => window.nertz.S.room.phase") != "match_over":
-        assert time.monotonic() < deadline, "the round did not end"
-        player.act()
-        page.wait_for_timeout(40)
-    page.wait_for_selector("#results:not(.counting)")
+    play_to_the_results(page)
     page.click("#hide-results")
     page.wait_for_selector("#results", state="detached")
     # A message at the table, as the call's is, then the results over it.
