@@ -1,0 +1,520 @@
+"""A second, independent audit of the engine and the ``nertz`` command against SPEC.md's letter.
+
+``tests/test_spec_audit.py`` is the first audit; this file looks for what it left out: option
+interactions (the grace window with ``call auto`` and adaptive piles, false calls by several
+seats, lotto against penalties), foundation numbering after a pile dies, the stock's ends,
+resets after cards left the waste, the blocked check's "resets" and "a stock card onto a work
+pile", jokers, the Fairy Fly preset as a whole, and the command line run from this tree.
+
+Every expected value was worked out by hand from SPEC and the rulebooks' worked examples
+(``../shared/seeds``), never read off the engine; each test's docstring quotes the line it
+checks. Scenarios are replay files run through ``nertz.replay`` and through
+``python -m nertz.cli replay FILE --json`` (this tree's code, via ``PYTHONPATH``); both must agree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nertz import replay
+
+ROOT = Path(__file__).resolve().parent.parent
+
+DECK = [r + s for s in "SHDC" for r in "A23456789TJQK"]
+JOKERS = ["X1", "X2"]
+PAD = [c for c in reversed(DECK) if c[0] != "A"]  # Nertz padding: KC QC JC ... (no Aces)
+
+Layout = dict[str, Any]
+Moves = list[dict[str, Any]]
+
+
+# ------------------------------------------------------------------------------- helpers
+
+
+def lay(nertz: str, work: list[str], stock: str = "", n: int | None = None,
+        jokers: bool = False) -> Layout:
+    """A whole-deck layout. ``nertz`` lists the Nertz pile's top cards bottom to top (padded
+    below with cards from ``PAD`` up to ``n`` cards; ``n`` None: exactly these cards); each work
+    pile bottom to top, ``~`` face down; ``stock`` the first cards of the stock, top first;
+    every other card follows in deck order."""
+    top = nertz.split()
+    size = len(top) if n is None else n
+    piles = [p.split() for p in work]
+    head = stock.split()
+    named = top + [c.lstrip("~") for p in piles for c in p] + head
+    assert len(named) == len(set(named)), named
+    full = DECK + (JOKERS if jokers else [])
+    fill = [c for c in PAD if c not in named][: size - len(top)]
+    assert len(fill) + len(top) == size
+    rest = [c for c in full if c not in named and c not in fill]
+    out: Layout = {"nertz": fill + top, "work": piles, "stock": head + rest}
+    every = out["nertz"] + [c.lstrip("~") for p in piles for c in p] + out["stock"]
+    assert sorted(every) == sorted(full)
+    return out
+
+
+def mv(*lines: str) -> Moves:
+    """``"T SEAT MOVE"`` lines as replay move entries, in this order."""
+    out: Moves = []
+    for line in lines:
+        t, p, m = line.split(" ", 2)
+        out.append({"t": int(t), "p": int(p), "m": m})
+    return out
+
+
+def nf(t0: int, seat: int, count: int) -> list[str]:
+    """``count`` plays of ``seat``'s Nertz top to a foundation (bare ``F``), 10 ms apart."""
+    return [f"{t0 + 10 * k} {seat} N-F" for k in range(count)]
+
+
+def turns(seat: int, count: int, t0: int = 10) -> list[str]:
+    return [f"{t0 + 10 * k} {seat} T" for k in range(count)]
+
+
+def doc(rules: Any, rounds: list[tuple[list[Layout] | None, Moves]], players: int = 2,
+        seed: int = 1) -> dict[str, Any]:
+    rr: list[dict[str, Any]] = []
+    for layouts, moves in rounds:
+        entry: dict[str, Any] = {"moves": moves}
+        if layouts is not None:
+            entry["layouts"] = layouts
+        rr.append(entry)
+    return {"format": "nertz-replay/1", "rules": rules,
+            "players": [f"P{i}" for i in range(players)], "seed": seed, "rounds": rr}
+
+
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """``nertz ARGS`` from this tree's code (not an installed copy)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "nertz.cli", *args], capture_output=True,
+                          text=True, timeout=120, cwd=str(cwd), env=env)
+
+
+def both(d: dict[str, Any], tmp_path: Path) -> tuple[dict[str, Any], replay.Replayed]:
+    """Replay through the library and the command line; the two must agree."""
+    lib = replay.run(replay.from_json(json.loads(json.dumps(d))))
+    path = tmp_path / "case.nertz.json"
+    path.write_text(json.dumps(d))
+    proc = cli("replay", str(path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    out: dict[str, Any] = json.loads(proc.stdout)
+    assert out == json.loads(json.dumps(lib.to_json()))
+    return out, lib
+
+
+def oks(out: dict[str, Any], r: int = 0) -> list[bool]:
+    return [m["ok"] for m in sorted(out["rounds"][r]["moves"], key=lambda m: m["i"])]
+
+
+def strs(cards: Any) -> list[str]:
+    return [str(c) for c in cards]
+
+
+def stock_top_first(tab: Any) -> list[str]:
+    return [str(c) for c in reversed(tab.stock)]
+
+
+W4 = ["KH", "QC", "JD", "9C"]
+W4_NOHEARTS = ["KD", "QC", "JD", "9C"]
+W5 = ["KH", "QC", "JD", "9C", "8D"]
+SPADES = "KS QS JS TS 9S 8S 7S 6S 5S 4S 3S 2S AS"  # bottom to top: AS on top
+HEARTS = "KH QH JH TH 9H 8H 7H 6H 5H 4H 3H 2H AH"
+# Every Ace and every card that could go onto a face-up work card buried face down: with a
+# Nertz top that fits nowhere, nothing productive can ever happen (the first audit's layout).
+BURIED = ["~AH ~AD 2H", "~AC ~4S 2D", "~4C ~2S 2C", "~AS 5H"]
+
+
+# --------------------------------------------------------------------- foundations
+
+
+def test_exact_foundation_wins_over_a_lower_one_that_fits(tmp_path: Path) -> None:
+    """SPEC 2: "`N-F4` ... to foundation F4 exactly": s1's 2S named F2 goes to F2 although
+    F1 (the lowest-numbered spade pile) would take it too."""
+    d = doc("pagat", [([lay("2S AS", W4, n=13), lay("2S AS", W4, n=13)],
+                       mv("100 0 N-F", "110 1 N-F", "120 1 N-F2"))])
+    _out, lib = both(d, tmp_path)
+    fs = lib.rounds[0].round.foundations
+    assert [strs(f.cards) for f in fs] == [["AS"], ["AS", "2S"]]
+    assert [list(f.owners) for f in fs] == [[0], [1, 1]]
+
+
+def test_dead_starter9_pile_keeps_its_number(tmp_path: Path) -> None:
+    """SPEC 1: foundations are "numbered F1, F2, ... in the order they were started, for the
+    whole round"; SPEC 3: starter9 "Up runs 9 T J Q K A 2 3 ... The pile is dead at 3. Playing
+    the 3 earns ... +60 when the pile went up". After F1 dies, s0's 4S fits nowhere (F1 by
+    name is refused too) and s1's 9H starts F2, not a renumbered F1."""
+    d = doc({"preset": "starter9", "nertz_pile_size": 9},
+            [([lay("4S 3S 2S AS KS QS JS TS 9S", W5), lay("2H 3H 4H 5H 6H 7H 8H TH 9H", W5)],
+              mv(*nf(100, 0, 8), "200 0 N-F1", "210 0 N-F", "220 1 N-F", "230 1 N-F1"))])
+    out, lib = both(d, tmp_path)
+    assert oks(out) == [True] * 8 + [False, False, True, False]
+    fs = lib.rounds[0].round.foundations
+    assert [strs(f.cards) for f in fs] == [
+        ["9S", "TS", "JS", "QS", "KS", "AS", "2S", "3S"], ["9H"]]
+    # standard scoring: s0 8 x 10 + 60 - 1 left x 10 = 130; s1 10 - 8 left x 10 = -70.
+    assert out["rounds"][0]["scores"] == [130, -70]
+
+
+def test_double_swinging_door_turns_back_across_decks(tmp_path: Path) -> None:
+    """SPEC 3: "`double_swinging_door`: every step may go up or down by one; Aces only start
+    piles". s0 builds A 2 3 of spades; s1's own 2S goes back down onto the 3, its 3S up again;
+    its AS may not go onto the 2 (named F1: refused) and starts F2 by a bare F. Scores: card
+    points swinging_door (A 20, 2..9 10)."""
+    d = doc({"preset": "double_swinging_door", "nertz_pile_size": 3},
+            [([lay("3S 2S AS", W5), lay("AS 3S 2S", W5)],
+              mv(*nf(100, 0, 3), "200 1 N-F", "210 1 N-F", "220 1 N-F1", "230 1 N-F"))])
+    out, lib = both(d, tmp_path)
+    assert oks(out) == [True, True, True, True, True, False, True]
+    fs = lib.rounds[0].round.foundations
+    assert [strs(f.cards) for f in fs] == [["AS", "2S", "3S", "2S", "3S"], ["AS"]]
+    assert [list(f.owners) for f in fs] == [[0, 0, 0, 1, 1], [1]]
+    assert out["rounds"][0]["scores"] == [40, 40]
+
+
+def test_evil_jacks_up_pile_short_of_three_costs_nothing(tmp_path: Path) -> None:
+    """SPEC 3: "`evil_jacks` changes `starter9` for an up pile that reaches 3": an up pile that
+    stops at the Q never reaches 3, so its Jack's seat pays nothing. s0 plays 9 T J (30, two
+    left: -20), s1 Q K (20, three left: -30)."""
+    d = doc({"preset": "evil_jacks", "nertz_pile_size": 5},
+            [([lay("5C 4C JS TS 9S", ["KH", "QC", "5S", "9C", "7C"]),
+               lay("3S 2S AS KS QS", ["KH", "QC", "5S", "9C", "7C"])],
+              mv(*nf(100, 0, 3), *nf(200, 1, 2)))])
+    out, _ = both(d, tmp_path)
+    assert oks(out) == [True] * 5
+    assert out["rounds"][0]["scores"] == [10, -10]
+
+
+@pytest.mark.parametrize("suit,work,scores", [
+    # JH is one-eyed: s0 takes 15 from each of the two others; s1's 3 still +40.
+    # s0 30 - 20 + 30; s1 50 - 15 + 40; s2 -50 - 15.
+    ("H", ["KD", "QC", "5S", "9C", "7C"], [40, 75, -65]),
+    # JD is not: s0 pays 15 to each; s1 +15 +40; s2 -50 + 15.
+    ("D", ["KH", "QC", "5S", "9C", "7C"], [-20, 105, -35]),
+])
+def test_evil_jacks_one_eyed_three_seats(suit: str, work: list[str], scores: list[int],
+                                         tmp_path: Path) -> None:
+    """SPEC 3: "`evil_jacks_one_eyed` (the one-eyed Jacks are JS and JH): when that Jack is
+    one-eyed, its seat takes 15 from each other seat instead of paying (the 3 still earns +40)";
+    "with n seats the payer loses 15 x (n-1)". Three seats; s0 plays 9 T J, s1 Q K A 2 3 and
+    calls, s2 plays nothing (standard: 10 a card, -10 a Nertz card)."""
+    x = suit
+    d = doc({"preset": "evil_jacks_one_eyed", "nertz_pile_size": 5},
+            [([lay(f"5C 4C J{x} T{x} 9{x}", work), lay(f"3{x} 2{x} A{x} K{x} Q{x}", work),
+               lay("5C 4C 3C 2C 6C", work)],
+              mv(*nf(100, 0, 3), *nf(200, 1, 5), "300 1 NERTZ"))], players=3)
+    out, _ = both(d, tmp_path)
+    assert oks(out) == [True] * 9
+    assert out["rounds"][0]["caller"] == 1
+    assert out["rounds"][0]["scores"] == scores
+
+
+# -------------------------------------------------------------------------- jokers
+
+
+def test_jokers_are_wild_on_foundations_and_work_piles(tmp_path: Path) -> None:
+    """SPEC 3: "`jokers` ... two jokers a deck, wild on work piles and foundations". s0's X1
+    goes onto AS as its 2 and the 3S follows; its X2 goes onto the 7H of pile 1 and the 5D then
+    goes onto the joker (standing for a black 6). Scoring flat: s0 3 cards, called; s1 -6."""
+    jw = ["7H", "QC", "JD", "9C"]
+    d = doc({"preset": "pagat", "jokers": True, "nertz_pile_size": 3},
+            [([lay("3S X1 AS", jw, stock="4S 5D X2", jokers=True),
+               lay("3H 2H AH", W4_NOHEARTS, jokers=True)],
+              mv(*nf(100, 0, 3), "200 0 T", "210 0 W-1", "220 0 W-1", "230 0 W-1",
+                 "240 0 W-1", "250 0 NERTZ"))])
+    out, lib = both(d, tmp_path)
+    # T shows 4S 5D X2 (X2 on top): X2 onto 7H; 5D onto the joker (a black 6); then 4S onto
+    # the 5D; the fourth W-1 finds the waste empty and is refused.
+    assert oks(out) == [True] * 7 + [False, True]
+    tab = lib.rounds[0].round.tableaus[0]
+    assert strs(tab.work[0]) == ["7H", "X2", "5D", "4S"]
+    assert strs(lib.rounds[0].round.foundations[0].cards) == ["AS", "X1", "3S"]
+    assert out["rounds"][0]["scores"] == [3, -6]
+
+
+# ----------------------------------------------------------------------- the stock
+
+
+def test_short_turn_with_an_exactly_empty_stock_turns_the_waste_alone(tmp_path: Path) -> None:
+    """SPEC 2: "with the stock empty, `T` turns the waste over to become the stock again,
+    order kept" (under `short_turn`, a move of its own: no card is turned with it). A 12-card
+    Nertz pile leaves 36 stock cards: 12 turns empty it; the 13th T turns the waste over (the
+    waste is then empty, the stock whole with its first card on top); the 14th shows the first
+    packet again."""
+    rules = {"preset": "pagat", "nertz_pile_size": 12, "blocked_round_end": False}
+    head = "3C 5C 2C"
+    d = doc(rules, [([lay(SPADES.split(" ", 1)[1], W4, stock=head, n=12),
+                      lay(HEARTS.split(" ", 1)[1], W4_NOHEARTS, n=12)], mv(*turns(0, 13)))])
+    out, lib = both(d, tmp_path)
+    assert oks(out) == [True] * 13
+    tab = lib.rounds[0].round.tableaus[0]
+    assert strs(tab.waste) == [] and len(tab.stock) == 36
+    assert stock_top_first(tab)[:3] == ["3C", "5C", "2C"]
+    d["rounds"][0]["moves"] = mv(*turns(0, 14))
+    _out, lib = both(d, tmp_path)
+    assert strs(lib.rounds[0].round.tableaus[0].waste) == ["3C", "5C", "2C"]
+
+
+def test_continuous_with_one_card_left_is_the_004_example(tmp_path: Path) -> None:
+    """SPEC 3 `stock_end continuous` (004: "if Ami had only one card left in her drawing pile,
+    she would set that one down, pick up the whole deck facedown, and finish by taking the top
+    two"). An 11-card Nertz pile leaves 37 stock cards = 12 x 3 + 1: the 13th T puts the last
+    card on the waste, turns the whole waste over and turns the first two cards of the deck
+    order: the waste is those two, the stock the other 35."""
+    rules = {"preset": "sanna", "nertz_pile_size": 11, "blocked_round_end": False}
+    d = doc(rules, [([lay("2S AS", W4, stock="3C 5C 7C 9D", n=11),
+                      lay("2H AH", W4_NOHEARTS, n=11)], mv(*turns(0, 13)))])
+    out, lib = both(d, tmp_path)
+    assert oks(out) == [True] * 13
+    tab = lib.rounds[0].round.tableaus[0]
+    assert strs(tab.waste) == ["3C", "5C"]
+    assert len(tab.stock) == 35 and stock_top_first(tab)[:2] == ["7C", "9D"]
+
+
+def test_rotate_stock_reset_after_a_waste_card_was_played(tmp_path: Path) -> None:
+    """SPEC 3 `rotate_stock`: "each seat turns its waste back over onto its stock, so the stock
+    is in the order it would have had if nothing had been turned, then moves the stock's top
+    card to the bottom". s0 turns 2C 3C AC, plays the AC, turns 5C 6C 7C; after both declare,
+    its stock reads 3C 5C 6C 7C ... with 2C at the bottom (the played AC is gone), and s1's
+    untouched stock has its top card moved to the bottom."""
+    rules = {"preset": "pagat", "blocked_round_end": False}
+    d = doc(rules, [([lay(SPADES, W4, stock="2C 3C AC 5C 6C 7C"),
+                      lay(HEARTS, W4_NOHEARTS, stock="4D 8D")],
+                     mv("100 0 T", "110 0 W-F", "120 0 T", "200 0 STUCK", "210 1 STUCK"))])
+    out, lib = both(d, tmp_path)
+    assert oks(out) == [True] * 5
+    t0, t1 = lib.rounds[0].round.tableaus
+    assert not t0.waste and not t1.waste
+    s0 = stock_top_first(t0)
+    assert s0[:4] == ["3C", "5C", "6C", "7C"] and s0[-1] == "2C" and len(s0) == 34
+    s1 = stock_top_first(t1)
+    assert s1[0] == "8D" and s1[-1] == "4D" and len(s1) == 35
+
+
+# -------------------------------------------------------------------- blocked rounds
+
+
+def test_stock_card_onto_work_pile_keeps_the_round_open(tmp_path: Path) -> None:
+    """SPEC 3 `blocked_round_end`: "productive: ... a stock card onto a work pile". With the
+    first audit's buried layout the round is blocked at the deal; free the 4C (into the stock,
+    a 3D buried in its place) and s0 can put it onto its 5H: the round is not blocked."""
+    free = ["~AH ~AD 2H", "~AC ~4S 2D", "~3D ~2S 2C", "~AS 5H"]
+    rules = {"preset": "pagat", "nertz_pile_size": 1}
+    d = doc(rules, [([lay("KD", free), lay("KD", BURIED)], [])])
+    out, _ = both(d, tmp_path)
+    assert out["rounds"][0]["ended"] == "open"
+    d = doc(rules, [([lay("KD", BURIED), lay("KD", BURIED)], [])])
+    out, _ = both(d, tmp_path)
+    assert out["rounds"][0]["ended"] == "blocked"
+
+
+@pytest.mark.parametrize("reset,ended", [("rotate_stock", "blocked"), ("rotate_either", "open")])
+def test_blocked_check_counts_what_resets_can_bring_up(reset: str, ended: str,
+                                                       tmp_path: Path) -> None:
+    """SPEC 3: blocked "when no seat has a productive move now or after any number of its own
+    turns and resets". s0's AS lies under its Nertz top KD. `rotate_stock` resets only the
+    stock, so the AS can never come up: blocked at the deal, every seat -4. `rotate_either`
+    ("each seat moves the top card of its Nertz pile or of its stock to the bottom") can bring
+    it up: not blocked."""
+    s0_work = ["~AH ~AD 2H", "~AC ~4S 2D", "~4C ~2S 2C", "~3D 5H"]
+    rules = {"preset": "pagat", "nertz_pile_size": 2, "stuck_reset": reset}
+    d = doc(rules, [([lay("AS KD", s0_work), lay("QD KD", BURIED)], [])])
+    out, _ = both(d, tmp_path)
+    r = out["rounds"][0]
+    assert r["ended"] == ended and r["caller"] is None and r["scores"] == [-4, -4]
+
+
+def test_blocked_round_has_no_caller_so_adaptive_piles_only_shrink(tmp_path: Path) -> None:
+    """SPEC 3: a blocked round ends with "every seat takes the Nertz-pile penalty"; adaptive
+    piles: "next round: the caller's pile +1, a seat with a negative round score -1". Nobody
+    called, both are at -4: both piles go from 2 to 1 (a 2-card layout for round 2 is
+    refused)."""
+    rules = {"preset": "sanna", "nertz_pile_size": 2, "target_score": None}
+    r1 = ([lay("QD KD", BURIED), lay("QD KD", BURIED)], mv())
+    out, lib = both(doc(rules, [r1, (None, [])]), tmp_path)
+    assert out["rounds"][0]["ended"] == "blocked" and out["rounds"][0]["scores"] == [-4, -4]
+    assert [len(t.nertz) for t in lib.rounds[1].round.tableaus] == [1, 1]
+    bad = doc(rules, [r1, ([lay("QD KD", BURIED), lay("QD KD", BURIED)], [])])
+    path = tmp_path / "bad.nertz.json"
+    path.write_text(json.dumps(bad))
+    proc = cli("replay", str(path), "--json")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------------ the call and time
+
+
+def test_manual_grace_window_boundary(tmp_path: Path) -> None:
+    """SPEC 3 `call_grace_ms` n: "a move that reaches the table within n ms after the call
+    still counts"; docs/rules.md reads the window as half-open (t - c < n), which is what makes
+    SPEC's "With call_grace_ms 0, a move at the same t as the call ... is void" the n = 0 case.
+    The call at 1000 with n = 100: s1's AH at 1099 counts, its AD at 1100 is void."""
+    rules = {"preset": "pagat", "call_grace_ms": 100, "nertz_pile_size": 2}
+    d = doc(rules, [([lay("2S AS", W4), lay("AD AH", W4_NOHEARTS)],
+                     mv("900 0 N-F", "950 0 N-F", "1000 0 NERTZ", "1099 1 N-F", "1100 1 N-F"))])
+    out, _ = both(d, tmp_path)
+    assert oks(out) == [True, True, True, True, False]
+    assert out["rounds"][0]["scores"] == [2, 1 - 2]
+
+
+def test_auto_call_grace_second_empty_pile_is_not_a_caller(tmp_path: Path) -> None:
+    """SPEC 3: under `call: auto` "the round ends the moment a Nertz pile empties"; a move in
+    the grace window "still counts". s1 empties its pile 50 ms after s0 did: its card counts
+    but s1 is not the caller: no `caller_bonus`, and under `adaptive_nertz_pile` only the
+    caller's pile grows (sizes 1, 1 -> 2, 1)."""
+    rules = {"preset": "sanna", "nertz_pile_size": 1, "call_grace_ms": 100,
+             "target_score": None}
+    r1 = ([lay("AS", W4), lay("AH", W4_NOHEARTS)], mv("1000 0 N-F", "1050 1 N-F"))
+    out, lib = both(doc(rules, [r1, (None, [])]), tmp_path)
+    r = out["rounds"][0]
+    assert oks(out) == [True, True]
+    assert r["ended"] == "nertz" and r["caller"] == 0 and r["scores"] == [1 + 5, 1]
+    assert [len(t.nertz) for t in lib.rounds[1].round.tableaus] == [2, 1]
+
+
+def test_open_round_pays_no_caller_bonus(tmp_path: Path) -> None:
+    """SPEC 4: `open` ("the moves ran out first; then the round is scored as if ended now, with
+    no caller"): s0 emptied its pile under `call manual` but never called, so its
+    `caller_bonus` 10 is not paid (its empty pile costs nothing)."""
+    rules = {"preset": "pagat", "caller_bonus": 10, "nertz_pile_size": 1}
+    d = doc(rules, [([lay("AS", W4), lay("KD", W4)], mv("100 0 N-F"))])
+    out, _ = both(d, tmp_path)
+    r = out["rounds"][0]
+    assert r["ended"] == "open" and r["caller"] is None and r["scores"] == [1, -2]
+
+
+# ------------------------------------------------------------------------ false calls
+
+
+def test_two_false_calls_then_one_correct_call(tmp_path: Path) -> None:
+    """SPEC 3 `false_call penalised`: each false caller "pays 10 to each other seat"; "the
+    next correct caller, whoever it is, gets +25" (once). s0 and s1 call falsely (each takes 3
+    stock cards onto its 1-card pile: 4 left, -8), s2 plays its AS and calls: s0 -8 - 20 + 10,
+    s1 the same, s2 1 + 10 + 10 + 25."""
+    rules = {"preset": "pagat", "false_call": "penalised", "nertz_pile_size": 1,
+             "blocked_round_end": False}
+    d = doc(rules, [([lay("KD", W4), lay("KD", W4), lay("AS", W4)],
+                     mv("100 0 NERTZ", "110 1 NERTZ", "120 2 N-F", "130 2 NERTZ"))],
+            players=3)
+    out, _ = both(d, tmp_path)
+    assert oks(out) == [True] * 4
+    r = out["rounds"][0]
+    assert r["caller"] == 2 and r["scores"] == [-18, -18, 46]
+
+
+def test_false_call_kept_when_the_round_ends_open(tmp_path: Path) -> None:
+    """SPEC 3: "a false caller who later empties the pile *and calls correctly* has the whole
+    payment undone": s0 calls falsely (its pile 4S + AS 2S 3S from the stock, AS on top), plays
+    all four out but never calls: the round is open and the payment (10 to each of two seats)
+    stands. s0 4 - 20; s1, s2 -2 + 10."""
+    rules = {"preset": "pagat", "false_call": "penalised", "nertz_pile_size": 1,
+             "blocked_round_end": False}
+    d = doc(rules, [([lay("4S", W4, stock="AS 2S 3S"), lay("KD", W4), lay("KD", W4)],
+                     mv("100 0 NERTZ", *nf(110, 0, 4)))], players=3)
+    out, _ = both(d, tmp_path)
+    assert oks(out) == [True] * 5
+    r = out["rounds"][0]
+    assert r["ended"] == "open" and r["scores"] == [-16, 8, 8]
+
+
+# ------------------------------------------------------------------------------ lotto
+
+
+def test_lotto_takes_negative_round_scores_not_penalties(tmp_path: Path) -> None:
+    """SPEC 3 `lotto`: "the negative round scores of a round form a pot" (000: "if a player is
+    60 in the hole and he gets 70 points, he comes out 10 ahead, and nothing goes into lotto").
+    Round 1 (10 a card, -10 a Nertz card): s0 plays 13 and calls (130); s1 plays 7 and keeps 6
+    (70 - 60 = 10): no negative score, an empty pot. Round 2: s0 plays one card (10 - 120),
+    s1 none (-130): s0 is top scorer and takes nothing."""
+    rules = {"preset": "pagat", "lotto": True, "points_per_card": 10, "nertz_penalty": 10,
+             "target_score": None, "blocked_round_end": False}
+    r1 = ([lay(SPADES, W4), lay(HEARTS, W4_NOHEARTS)],
+          mv(*nf(100, 0, 13), *nf(100, 1, 7), "400 0 NERTZ"))
+    r2 = ([lay(SPADES, W4), lay(HEARTS, W4_NOHEARTS)], mv("100 0 N-F"))
+    out, _ = both(doc(rules, [r1, r2]), tmp_path)
+    assert out["rounds"][0]["scores"] == [130, 10]
+    assert out["rounds"][1]["scores"] == [-110, -130]
+    assert out["totals"] == [20, -120]
+
+
+# ---------------------------------------------------------------------------- presets
+
+
+def test_fairy_fly_round_scores_and_ends_the_match(tmp_path: Path) -> None:
+    """SPEC 3 preset `fairy_fly`: `call auto`, `nertz_penalty 1`, `caller_bonus 10`, `rounds 1`
+    (001: "The first player/team who calls "Nertz!" receives ten points. All others must
+    subtract their remaining Nertz Pile cards ... One point per card."). s0 empties its 2-card
+    pile: 2 + 10; s1 keeps 2: -2. One round: the match is over and s0 wins."""
+    stair = ["KH", "~9D QC", "~8D ~7D JD", "~6D ~5D ~4D 9C"]
+    d = doc({"preset": "fairy_fly", "nertz_pile_size": 2},
+            [([lay("2S AS", stair), lay("QD KD", stair)],
+              mv("100 0 N-F", "110 0 N-F", "120 1 T", "130 0 NERTZ"))])
+    out, _ = both(d, tmp_path)
+    r = out["rounds"][0]
+    assert oks(out) == [True, True, False, False]
+    assert r["ended"] == "nertz" and r["caller"] == 0 and r["scores"] == [12, -2]
+    assert out["totals"] == [12, -2] and out["winner"] == 0
+
+
+def test_staircase_face_down_card_turns_up_when_uncovered(tmp_path: Path) -> None:
+    """SPEC 3 `work_pile_deal staircase`: "a face-down card turns up when it is uncovered".
+    Pile 2 holds 2S face down under AH: once AH leaves for a foundation, 2S is face up and
+    plays onto the AS from pile 1."""
+    stair = ["AS", "~2S AH", "~8D ~7D JD", "~6D ~5D ~4D 9C"]
+    d = doc({"preset": "fairy_fly", "blocked_round_end": False},
+            [([lay("", stair, n=13), lay("", stair, n=13)],
+              mv("100 0 1-F", "110 0 2-F", "120 0 2-F"))])
+    out, lib = both(d, tmp_path)
+    assert oks(out) == [True, True, True]
+    fs = lib.rounds[0].round.foundations
+    assert [strs(f.cards) for f in fs] == [["AS", "2S"], ["AH"]]
+    assert lib.rounds[0].round.tableaus[0].work[1] == []
+
+
+def test_tie_at_the_target_has_no_winner(tmp_path: Path) -> None:
+    """SPEC 4: `winner` is "the seat with the highest total once the match is over (target
+    reached ...; `null` on a tie ...)". Target 2: both seats end round 1 at exactly 2."""
+    rules = {"preset": "pagat", "target_score": 2, "nertz_pile_size": 2}
+    d = doc(rules, [([lay("2S AS", W4), lay("2H AH", W4_NOHEARTS)],
+                     mv(*nf(100, 0, 2), *nf(100, 1, 2), "300 0 NERTZ"))])
+    out, _ = both(d, tmp_path)
+    assert out["rounds"][0]["scores"] == [2, 2]
+    assert out["totals"] == [2, 2] and out["winner"] is None
+
+
+# ----------------------------------------------------------------------- command line
+
+
+def test_python_dash_m_nertz_runs_the_command() -> None:
+    """SPEC 5: `nertz rules` "lists the presets"; the same command runs as ``python -m nertz``
+    (where no console script is installed, as in a fresh worktree)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "nertz", "rules"], capture_output=True,
+                          text=True, timeout=60, cwd=str(ROOT), env=env)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("pagat", "standard", "hoorah", "fairy_fly", "sanna", "swinging_door",
+                 "double_swinging_door", "starter9", "evil_jacks", "evil_jacks_one_eyed"):
+        assert name in proc.stdout
+
+
+def test_missing_joker_in_layout_is_refused_naming_it(tmp_path: Path) -> None:
+    """SPEC 4: "A layout must hold each card of its deck exactly once: anything else is refused
+    with a message naming the card": under `jokers` a deck holds X1 and X2, so a layout without
+    X2 is refused, naming X2."""
+    good = lay(SPADES, W4, jokers=True)
+    good["stock"].remove("X2")
+    d = doc({"preset": "pagat", "jokers": True}, [([good, lay(HEARTS, W4_NOHEARTS, jokers=True)],
+                                                   [])])
+    path = tmp_path / "nox2.nertz.json"
+    path.write_text(json.dumps(d))
+    proc = cli("replay", str(path), "--json")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    err = proc.stderr.strip()
+    assert len(err.splitlines()) == 1 and "X2" in err
