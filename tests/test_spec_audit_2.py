@@ -14,6 +14,7 @@ checks. Scenarios are replay files run through ``nertz.replay`` and through
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -518,3 +519,133 @@ def test_missing_joker_in_layout_is_refused_naming_it(tmp_path: Path) -> None:
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     err = proc.stderr.strip()
     assert len(err.splitlines()) == 1 and "X2" in err
+
+
+# ------------------------------------------------------------- invariants, own checks
+
+
+def _foundation_ranks_ok(family: str, ranks: list[int]) -> bool:
+    """SPEC 3's growth rules, written afresh (not the engine's policy): is ``ranks`` (bottom
+    first) a legal foundation of this family?"""
+    if not ranks:
+        return False
+    if family == "up":
+        return ranks == list(range(1, len(ranks) + 1))
+    if family == "swinging_door":
+        up = list(range(1, 14))
+        down = [1, *range(13, 1, -1)]
+        return ranks in (up[: len(ranks)], down[: len(ranks)])
+    if family == "double_swinging_door":
+        if ranks[0] != 1 or 1 in ranks[1:]:
+            return False
+        if len(ranks) > 1 and ranks[1] not in (2, 13):
+            return False
+        # 2..K wrap round (a 2 takes a 3 or a K, a K a Q or a 2).
+        return all((a - b) % 12 in (1, 11) for a, b in itertools.pairwise(ranks[1:]))
+    up9 = [9, 10, 11, 12, 13, 1, 2, 3]
+    down9 = [9, 8, 7, 6, 5, 4, 3]
+    return ranks in (up9[: len(ranks)], down9[: len(ranks)])
+
+
+def _run_ok(run: list[Any]) -> bool:
+    """A face-up work-pile run: one down in alternating colours; a joker stands for whatever
+    card the run needs, so its place fixes its rank and colour (and that rank must exist)."""
+    known = [(i, c) for i, c in enumerate(run) if c.rank]
+    if not known:
+        return len(run) <= 13
+    k, first = known[0]
+    for i, c in enumerate(run):
+        rank = first.rank - (i - k)
+        if not 1 <= rank <= 13:
+            return False
+        if c.rank and (c.rank != rank or c.red != (first.red ^ ((i - k) % 2 == 1))):
+            return False
+    return True
+
+
+FAMILY = {"up": "up", "swinging_door": "swinging_door",
+          "double_swinging_door": "double_swinging_door", "starter9": "starter9",
+          "evil_jacks": "starter9", "evil_jacks_one_eyed": "starter9"}
+
+
+def _check_invariants(rnd: Any) -> None:
+    """SPEC 6: every card once; every foundation legal and one suit; legal face-up runs."""
+    from collections import Counter
+
+    from nertz.cards import deck
+
+    full = Counter(deck(rnd.rules.jokers))
+    owned: list[Counter[Any]] = [Counter() for _ in rnd.tableaus]
+    family = FAMILY[rnd.rules.foundation]
+    for f in rnd.foundations:
+        assert len(f.cards) == len(f.ranks) == len(f.owners)
+        for owner, c, r in zip(f.owners, f.cards, f.ranks, strict=True):
+            owned[owner][c] += 1
+            if c.rank:
+                assert c.suit == f.suit and c.rank == r, (str(c), f.suit, r)
+        assert _foundation_ranks_ok(family, list(f.ranks)), (family, list(f.ranks))
+    for seat, tab in enumerate(rnd.tableaus):
+        assert Counter(tab.all_cards()) + owned[seat] == full
+        for pile, dn in zip(tab.work, tab.down, strict=True):
+            assert dn <= len(pile) and (dn == 0 or dn < len(pile)), "a face-down card on top"
+            assert _run_ok(list(pile[dn:])), [str(c) for c in pile]
+
+
+def _snap(rnd: Any) -> Any:
+    tabs = tuple((tuple(t.nertz), tuple(map(tuple, t.work)), tuple(t.down), tuple(t.stock),
+                  tuple(t.waste)) for t in rnd.tableaus)
+    fs = tuple((tuple(f.cards), tuple(f.owners)) for f in rnd.foundations)
+    return tabs, fs, tuple(rnd.stuck), rnd.called_by, rnd.ended
+
+
+COMBOS: list[dict[str, Any]] = [
+    {"preset": "pagat", "jokers": True, "turn_count": 1, "stock_end": "continuous"},
+    {"preset": "double_swinging_door", "jokers": True, "stuck_reset": "rotate_either"},
+    {"preset": "evil_jacks_one_eyed", "jokers": True, "work_pile_deal": "staircase"},
+    {"preset": "swinging_door", "jokers": True, "move_partial_runs": False, "work_piles": 4},
+    {"preset": "fairy_fly", "teams": "split", "work_piles": 5, "move_partial_runs": True},
+    {"preset": "sanna", "teams": "shared", "false_call": "penalised", "turn_count": 1},
+    {"preset": "standard", "call_grace_ms": 500, "nertz_pile_size": 3},
+]
+
+
+@pytest.mark.parametrize("spec", COMBOS, ids=lambda s: "-".join(str(v) for v in s.values()))
+def test_invariants_hold_under_option_combinations(spec: dict[str, Any]) -> None:
+    """SPEC 6 "in every ruleset", not only the presets: random legal and illegal moves under
+    option combinations no preset has (jokers with each foundation shape, teams, one-card
+    continuous turns, a grace window). Checked with this file's own reading of SPEC 3's
+    foundation and work-pile rules: every card once, legal one-suit foundations, legal face-up
+    runs, a rejected move changes nothing, no seat's move changes another seat's tableau."""
+    import random
+
+    from nertz.errors import IllegalMoveError
+    from nertz.match import Match
+    from nertz.rules import Rules
+
+    rules = Rules.from_spec(spec)
+    rng = random.Random(json.dumps(spec, sort_keys=True))
+    pool = ["T", "STUCK", "STUCK N", "NERTZ", "W-F", "N-F", "N-F1", "N-F2", "1-2", "2-1",
+            "3:5H-1", "3:X1-2", "W-1", "N-4", "5-F", "4-F3"]
+    for seed in range(2):
+        rnd = Match(rules, 3, seed).deal()
+        _check_invariants(rnd)
+        for step in range(250):
+            if rnd.over:
+                break
+            seat = rng.randrange(rnd.seats)
+            legal = [str(m) for m in rnd.legal_moves(seat)]
+            text = rng.choice(legal) if legal and rng.random() < 0.8 else rng.choice(pool)
+            hand = rng.choice([None, 0, 1]) if rules.teams != "off" else None
+            before = _snap(rnd)
+            resets = rnd.resets
+            try:
+                rnd.play(seat, text, 10 * step, hand)
+            except IllegalMoveError:
+                assert _snap(rnd) == before, text
+            else:
+                if rnd.resets == resets:
+                    after = _snap(rnd)
+                    for other in range(rnd.seats):
+                        if other != seat:
+                            assert after[0][other] == before[0][other], (seat, text)
+            _check_invariants(rnd)
