@@ -391,6 +391,56 @@ def test_open_round_pays_no_caller_bonus(tmp_path: Path) -> None:
     assert r["ended"] == "open" and r["caller"] is None and r["scores"] == [1, -2]
 
 
+def test_moves_before_the_call_in_t_order_count_though_listed_after(tmp_path: Path) -> None:
+    """SPEC 4: "moves are applied in `t` order, ties in file order"; SPEC 3: with
+    `call_grace_ms` 0 "a move at the same t as the call but after it in file order is void".
+    The call is listed first but at t 1000: s0's N-F (t 500) and s1's N-F (t 900) come before
+    it and count; s1's T at 1000, listed after the call, is void. Both piles end empty; only
+    the caller is s0."""
+    d = doc({"preset": "pagat", "nertz_pile_size": 1},
+            [([lay("AS", W4), lay("AH", W4_NOHEARTS)],
+              mv("1000 0 NERTZ", "500 0 N-F", "900 1 N-F", "1000 1 T"))])
+    out, _ = both(d, tmp_path)
+    r = out["rounds"][0]
+    assert oks(out) == [True, True, True, False]
+    assert r["ended"] == "nertz" and r["caller"] == 0 and r["scores"] == [1, 1]
+
+
+def test_adaptive_caller_with_a_negative_score_keeps_its_size(tmp_path: Path) -> None:
+    """SPEC 3 `adaptive_nertz_pile`: "next round: the caller's pile +1, a seat with a negative
+    round score -1"; docs/rules.md: "a caller with a negative score keeps its size" (both
+    apply). sanna + `evil_jacks`, 4 seats, 3-card piles, a 1000 ms grace window: s0 plays 9 T J
+    of spades, emptying its pile (the auto call); in the window s1 plays Q K A 2 from its work
+    piles and the 3 from its Nertz pile. s0: 3 + 5 - 15 x 3 = -37; s1: 5 + 15 + 40 - 2 x 2 =
+    56; s2, s3: -6 + 15 = 9. Next round every pile still holds 3."""
+    rules = {"preset": "sanna", "foundation": "evil_jacks", "nertz_pile_size": 3,
+             "call_grace_ms": 1000, "target_score": None}
+    layouts = [lay("JS TS 9S", W4), lay("KD QD 3S", ["QS", "KS", "AS", "2S"]),
+               lay("KD QD TD", W4), lay("KD QD TD", W4)]
+    moves = mv(*nf(100, 0, 3), "130 1 1-F", "140 1 2-F", "150 1 3-F", "160 1 4-F",
+               "170 1 N-F")
+    out, lib = both(doc(rules, [(layouts, moves), (None, [])], players=4), tmp_path)
+    r = out["rounds"][0]
+    assert oks(out) == [True] * 8
+    assert r["caller"] == 0 and r["scores"] == [-37, 56, 9, 9]
+    assert [len(t.nertz) for t in lib.rounds[1].round.tableaus] == [3, 3, 3, 3]
+
+
+def test_whole_run_named_by_its_bottom_card_moves_when_runs_may_not_split(
+        tmp_path: Path) -> None:
+    """SPEC 2: "`3:7H-1` | from pile 3, the 7H and every card above it onto pile 1 (only where
+    partial runs may move)"; docs/notation.md reads a run named by its bottom card as the whole
+    run, which moves under `move_partial_runs off` too: 1:TH-2 moves TH 9C 8H into the empty
+    pile 2; 2:9C-1 would split it and is illegal."""
+    d = doc({"preset": "pagat", "move_partial_runs": False},
+            [([lay(SPADES, ["TH 9C 8H", "", "QC", "5D"]), lay(HEARTS, W4_NOHEARTS)],
+              mv("100 0 1:TH-2", "110 0 2:9C-1"))])
+    out, lib = both(d, tmp_path)
+    assert oks(out) == [True, False]
+    tab = lib.rounds[0].round.tableaus[0]
+    assert strs(tab.work[1]) == ["TH", "9C", "8H"] and tab.work[0] == []
+
+
 # ------------------------------------------------------------------------ false calls
 
 
