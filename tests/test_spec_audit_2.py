@@ -495,6 +495,53 @@ def test_lotto_takes_negative_round_scores_not_penalties(tmp_path: Path) -> None
     assert out["totals"] == [20, -120]
 
 
+# ---------------------------------------------------------------- worked examples
+
+
+def test_seed_000_five_starting_cards_reduce_to_two(tmp_path: Path) -> None:
+    """000 (standard, five work piles): "King Red, Queen Black, Jack Red, 5 Black, 6 Red. The
+    client can reduce these five piles to two, with the jack placed directly underneath the
+    queen and the queen placed underneath the king. The five can be played on the six. Once
+    that is accomplished, a player can then move three cards off his/her Bone Pile to replace
+    the three missing starter cards" (SPEC 2: `N-2` "onto work pile 2 (or into it, if it is
+    empty)"; `3-1` "work pile 3's whole face-up run onto pile 1")."""
+    d = doc("standard", [([lay("4D 3C 2H", ["KH", "QC", "JD", "5S", "6H"], n=13),
+                           lay(SPADES, W5, n=13)],
+                          mv("100 0 3-2", "110 0 2-1", "120 0 4-5", "130 0 N-2", "140 0 N-3",
+                             "150 0 N-4"))])
+    out, lib = both(d, tmp_path)
+    assert oks(out) == [True] * 6
+    tab = lib.rounds[0].round.tableaus[0]
+    assert [strs(p) for p in tab.work] == [["KH", "QC", "JD"], ["2H"], ["3C"], ["4D"],
+                                           ["6H", "5S"]]
+    assert len(tab.nertz) == 10
+
+
+def test_seed_004_ami_brad_christie_dan(tmp_path: Path) -> None:
+    """004's play-by-play under `sanna`: Ami moves an Ace from her stacks to the centre and a
+    Nertz card into the gap; Brad moves his black 5 onto his red 6 and a Nertz card over;
+    Christie turns three and plays the Two onto Ami's Ace; Dan's red 4 fits nowhere, his next
+    three show the Three of that suit, which he plays, and the Ace beneath it, which starts a
+    new pile (SPEC 1: a foundation is shared and "numbered ... in the order they were
+    started"). Open round, +1 a card, -2 a Nertz card: Ami 1 - 18, Brad -18, Christie 1 - 20,
+    Dan 2 - 20."""
+    seats = [lay("7C", ["AH", "KC", "QD", "9S"], n=10),
+             lay("JC", ["6H", "5S", "KD", "QS"], n=10),
+             lay("KH", W4_NOHEARTS, stock="8C 4S 2H", n=10),
+             lay("5C", W4_NOHEARTS, stock="KS QH 4D 8C AS 3H", n=10)]
+    moves = mv("100 0 1-F", "110 0 N-1", "120 1 2-1", "130 1 N-2", "140 2 T", "150 2 W-F",
+               "160 2 T", "170 3 T", "175 3 W-F", "180 3 T", "190 3 W-F", "200 3 W-F")
+    out, lib = both(doc("sanna", [(seats, moves)], players=4), tmp_path)
+    assert oks(out) == [True] * 8 + [False, True, True, True]
+    rnd = lib.rounds[0].round
+    assert [strs(f.cards) for f in rnd.foundations] == [["AH", "2H", "3H"], ["AS"]]
+    assert [list(f.owners) for f in rnd.foundations] == [[0, 2, 3], [3]]
+    assert strs(rnd.tableaus[0].work[0]) == ["7C"]
+    assert [strs(p) for p in rnd.tableaus[1].work[:2]] == [["6H", "5S"], ["JC"]]
+    r = out["rounds"][0]
+    assert r["ended"] == "open" and r["scores"] == [-17, -18, -19, -18]
+
+
 # ---------------------------------------------------------------------------- presets
 
 
