@@ -298,6 +298,106 @@ def test_rotate_stock_reset_after_a_waste_card_was_played(tmp_path: Path) -> Non
     assert s1[0] == "8D" and s1[-1] == "4D" and len(s1) == 35
 
 
+class _StockModel:
+    """One seat's Nertz pile, stock and waste as SPEC's words describe them, written afresh:
+    ``stock`` top first, ``waste`` and ``nertz`` bottom to top."""
+
+    def __init__(self, nertz: list[str], stock: list[str], n: int, continuous: bool) -> None:
+        self.nertz: list[str] = list(nertz)
+        self.stock: list[str] = list(stock)
+        self.waste: list[str] = []
+        self.n, self.continuous = n, continuous
+
+    def _over(self) -> None:
+        # "turns the waste over to become the stock again, order kept": the first card turned
+        # is the stock's top again.
+        self.stock, self.waste = self.waste, []
+
+    def turn(self) -> bool:
+        if not self.stock and not self.waste:
+            return False
+        if not self.stock and not self.continuous:
+            self._over()
+            return True
+        k = min(self.n, len(self.stock))
+        self.waste += self.stock[:k]  # a packet: its last card ends on top
+        del self.stock[:k]
+        if self.continuous and k < self.n:
+            self._over()
+            more = min(self.n - k, len(self.stock))
+            self.waste += self.stock[:more]
+            del self.stock[:more]
+        return True
+
+    def reset(self, pile: str, either: bool) -> None:
+        if pile == "N":
+            if self.nertz:
+                self.nertz.insert(0, self.nertz.pop())
+            return
+        if not either:  # the stock as if nothing had been turned
+            self.stock = self.waste + self.stock
+            self.waste = []
+        elif not self.stock:
+            self._over()
+        if self.stock:
+            self.stock.append(self.stock.pop(0))
+
+    def false_call(self) -> None:
+        taken: list[str] = []
+        for _ in range(3):
+            if not self.stock:
+                if not self.waste:
+                    break
+                self._over()
+            taken.append(self.stock.pop(0))
+        self.nertz += reversed(taken)  # the stock's top card ends on top
+
+
+@pytest.mark.parametrize("turn_count", [1, 3])
+@pytest.mark.parametrize("stock_end", ["short_turn", "continuous"])
+@pytest.mark.parametrize("reset", ["rotate_stock", "rotate_either"])
+def test_stock_turns_resets_and_false_calls_follow_spec(turn_count: int, stock_end: str,
+                                                        reset: str) -> None:
+    """SPEC 2 `T` ("the top `turn_count` cards move as a packet ... with the stock empty, `T`
+    turns the waste over to become the stock again, order kept"), SPEC 3 `stock_end`
+    (`continuous`: "those cards go onto the waste, the whole waste is turned over into the
+    stock, and the turn is completed from its top"), `stuck_reset` and the `penalised` false
+    call ("the top 3 cards of the caller's stock go onto its Nertz pile with the stock's top
+    card ending on top ... refilled by turning the waste over"), against a model written from
+    those words: one seat, random turns, declarations (each one a reset) and false calls."""
+    import random
+
+    from nertz.errors import IllegalMoveError
+
+    rules = {"preset": "pagat", "turn_count": turn_count, "stock_end": stock_end,
+             "stuck_reset": reset, "false_call": "penalised", "blocked_round_end": False,
+             "nertz_pile_size": 1}
+    layout = lay("KD", W4)
+    rnd = replay.run(replay.from_json(doc(rules, [([layout], [])], players=1))).rounds[0].round
+    model = _StockModel(layout["nertz"], layout["stock"], turn_count, stock_end == "continuous")
+    rng = random.Random(f"{turn_count}{stock_end}{reset}")
+    texts = ["T"] * 20 + ["STUCK"] * 2 + ["NERTZ"] + (["STUCK N"] if reset == "rotate_either"
+                                                       else [])
+    for step in range(300):
+        text = rng.choice(texts)
+        try:
+            rnd.play(0, text, step)
+            accepted = True
+        except IllegalMoveError:
+            accepted = False
+        if text == "T":
+            assert accepted == model.turn(), step
+        elif text == "NERTZ":
+            assert accepted
+            model.false_call()
+        else:
+            assert accepted
+            model.reset("N" if text == "STUCK N" else "S", reset == "rotate_either")
+        tab = rnd.tableaus[0]
+        assert (strs(tab.nertz), stock_top_first(tab), strs(tab.waste)) == (
+            model.nertz, model.stock, model.waste), (step, text)
+
+
 # -------------------------------------------------------------------- blocked rounds
 
 
