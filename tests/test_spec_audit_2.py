@@ -911,6 +911,46 @@ def _model_scores(rnd: Any, false_calls: list[tuple[int, int]]) -> list[int]:
     return out
 
 
+def _hungry_play(rnd: Any, rng: Any, steps: int = 600) -> list[tuple[int, int]]:
+    """Random play that favours foundation and Nertz-pile moves, with an occasional false call;
+    returns the accepted false calls as (seat, each), each worked out from the cards taken."""
+    from nertz.errors import IllegalMoveError
+
+    false_calls: list[tuple[int, int]] = []
+    seats = rnd.seats
+    for step in range(steps):
+        if rnd.over and (rnd.called_at is None or 10 * step - rnd.called_at >= 400):
+            break
+        seat = rng.randrange(seats)
+        legal = [str(m) for m in rnd.legal_moves(seat)]
+        if "NERTZ" in legal and not rnd.tableaus[seat].nertz:
+            text = "NERTZ"  # a correct call, when the seat may make one
+        else:
+            legal = [m for m in legal if m != "NERTZ"]
+            to_f = [m for m in legal if "-F" in m]
+            from_n = [m for m in legal if m.startswith("N-")]
+            if to_f and rng.random() < 0.7:
+                text = rng.choice(to_f)
+            elif from_n and rng.random() < 0.5:
+                text = rng.choice(from_n)
+            elif rng.random() < 0.01:
+                text = "NERTZ"  # a false call, where the pile still holds cards
+            elif legal:
+                text = rng.choice(legal)
+            else:
+                text = "T"
+        before = len(rnd.tableaus[seat].nertz)
+        try:
+            rnd.play(seat, text, 10 * step)
+        except IllegalMoveError:
+            continue
+        if text == "NERTZ" and before:
+            taken = rnd.tableaus[seat].nertz[before:]
+            ace = any(c.rank == 1 for c in taken) and rnd.rules.card_points == "aces_double"
+            false_calls.append((seat, 20 if ace else 10))
+    return false_calls
+
+
 SCORING_RULES: list[Any] = [
     "pagat", "standard", "fairy_fly", "sanna", "swinging_door", "double_swinging_door",
     "starter9", "evil_jacks", "evil_jacks_one_eyed",
@@ -932,7 +972,6 @@ def test_round_scores_match_a_model_of_spec(spec: Any) -> None:
     must match, however the round ended."""
     import random
 
-    from nertz.errors import IllegalMoveError
     from nertz.match import Match
     from nertz.rules import Rules
     from nertz.scoring import score_round
@@ -941,35 +980,62 @@ def test_round_scores_match_a_model_of_spec(spec: Any) -> None:
     rng = random.Random(json.dumps(spec))
     for seed in range(3):
         rnd = Match(rules, 3, seed).deal()
-        false_calls: list[tuple[int, int]] = []
-        for step in range(600):
-            if rnd.over and (rnd.called_at is None or 10 * step - rnd.called_at >= 400):
-                break
-            seat = rng.randrange(3)
-            legal = [str(m) for m in rnd.legal_moves(seat)]
-            if "NERTZ" in legal and not rnd.tableaus[seat].nertz:
-                text = "NERTZ"  # a correct call, when the seat may make one
-            else:
-                legal = [m for m in legal if m != "NERTZ"]
-                to_f = [m for m in legal if "-F" in m]
-                from_n = [m for m in legal if m.startswith("N-")]
-                if to_f and rng.random() < 0.7:
-                    text = rng.choice(to_f)
-                elif from_n and rng.random() < 0.5:
-                    text = rng.choice(from_n)
-                elif rng.random() < 0.01:
-                    text = "NERTZ"  # a false call, where the pile still holds cards
-                elif legal:
-                    text = rng.choice(legal)
-                else:
-                    text = "T"
-            before = len(rnd.tableaus[seat].nertz)
-            try:
-                rnd.play(seat, text, 10 * step)
-            except IllegalMoveError:
-                continue
-            if text == "NERTZ" and before:
-                taken = rnd.tableaus[seat].nertz[before:]
-                ace = any(c.rank == 1 for c in taken) and rules.card_points == "aces_double"
-                false_calls.append((seat, 20 if ace else 10))
+        false_calls = _hungry_play(rnd, rng)
         assert score_round(rnd).totals == _model_scores(rnd, false_calls), (seed, rnd.ended)
+
+
+MATCH_RULES: list[dict[str, Any]] = [
+    {"preset": "sanna", "lotto": True, "nertz_pile_size": 3, "target_score": None, "rounds": 6},
+    {"preset": "standard", "lotto": True, "adaptive_nertz_pile": True, "nertz_pile_size": 2,
+     "target_score": 150},
+    {"preset": "evil_jacks", "lotto": True, "nertz_pile_size": 4, "target_score": None,
+     "rounds": 5},
+]
+
+
+@pytest.mark.parametrize("spec", MATCH_RULES, ids=lambda s: str(s["preset"]))
+def test_match_totals_lotto_piles_and_winner_match_a_model(spec: dict[str, Any]) -> None:
+    """SPEC 3 `lotto` ("the negative round scores of a round form a pot ...; the top scorer of
+    the next round takes it, and it counts in that round's score; tied top scorers split it
+    (whole points, the remainder stays in the pot). A round's negatives are measured before it
+    receives a pot"), `adaptive_nertz_pile` (docs/rules.md: on the round score before any
+    lotto; kept within 1..20), `target_score` / `rounds` ("whichever comes first") and SPEC
+    4's `winner`, recomputed round by round after random play."""
+    import random
+
+    from nertz.match import Match
+    from nertz.rules import Rules
+    from nertz.scoring import score_round
+
+    rules = Rules.from_spec(spec)
+    rng = random.Random(json.dumps(spec))
+    match = Match(rules, 3, 11)
+    pot, totals, sizes = 0, [0, 0, 0], [rules.nertz_pile_size] * 3
+    played = 0
+    while not match.over:
+        rnd = match.deal()
+        assert [len(t.nertz) for t in rnd.tableaus] == sizes
+        _hungry_play(rnd, rng)
+        base = score_round(rnd).totals
+        caller = rnd.called_by if rnd.ended == "nertz" else None
+        result = match.finish(rnd)
+        played += 1
+        scores = list(base)
+        if pot:
+            best = max(base)
+            tops = [i for i, x in enumerate(base) if x == best]
+            for i in tops:
+                scores[i] += pot // len(tops)
+            pot -= pot // len(tops) * len(tops)
+        pot += sum(-x for x in base if x < 0)
+        if rules.adaptive_nertz_pile:
+            sizes = [min(20, max(1, size + (i == caller) - (base[i] < 0)))
+                     for i, size in enumerate(sizes)]
+        totals = [a + b for a, b in zip(totals, scores, strict=True)]
+        assert result.scores == scores and match.totals == totals and match.pot == pot
+        over = (rules.rounds is not None and played >= rules.rounds) or (
+            rules.target_score is not None and max(totals) >= rules.target_score)
+        assert match.over == over
+        assert played < 40
+    best = max(totals)
+    assert match.winner == (totals.index(best) if totals.count(best) == 1 else None)
