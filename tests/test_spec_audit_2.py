@@ -546,9 +546,9 @@ def test_whole_run_named_by_its_bottom_card_moves_when_runs_may_not_split(
 
 def test_two_false_calls_then_one_correct_call(tmp_path: Path) -> None:
     """SPEC 3 `false_call penalised`: each false caller "pays 10 to each other seat"; "the
-    next correct caller, whoever it is, gets +25" (once). s0 and s1 call falsely (each takes 3
-    stock cards onto its 1-card pile: 4 left, -8), s2 plays its AS and calls: s0 -8 - 20 + 10,
-    s1 the same, s2 1 + 10 + 10 + 25."""
+    next correct caller, whoever it is, gets +25" (once, docs/rules.md). s0 and s1 call
+    falsely (each takes 3 stock cards onto its 1-card pile: 4 left, -8), s2 plays its AS and
+    calls: s0 -8 - 20 + 10, s1 the same, s2 1 + 10 + 10 + 25."""
     rules = {"preset": "pagat", "false_call": "penalised", "nertz_pile_size": 1,
              "blocked_round_end": False}
     d = doc(rules, [([lay("KD", W4), lay("KD", W4), lay("AS", W4)],
