@@ -687,6 +687,35 @@ def test_tie_at_the_target_has_no_winner(tmp_path: Path) -> None:
     assert out["totals"] == [2, 2] and out["winner"] is None
 
 
+# ------------------------------------------------------------------------------ teams
+
+
+@pytest.mark.parametrize("teams,want", [
+    # shared: "partners both act anywhere on one tableau".
+    ("shared", [True, True, True, True, True]),
+    # split: "one partner plays the Nertz pile, the other the stock and waste": partner 0's
+    # T and partner 1's N-F are refused; a move without "h" is the team acting as a whole.
+    ("split", [False, True, False, True, True]),
+])
+def test_team_partners(teams: str, want: list[bool], tmp_path: Path) -> None:
+    """SPEC 2 "A team is one seat whose partners both act for it"; SPEC 3 `teams`. Moves name
+    the partner with "h" (docs/rules.md: 0 the Nertz pile's partner, 1 the stock's): partner 0
+    turns (T), partner 1 turns, partner 1 plays the Nertz top AS, partner 0 plays it, and the
+    team (no "h") plays the next card 2S. A team scores as one seat."""
+    rules = {"preset": "pagat", "teams": teams, "nertz_pile_size": 3}
+    moves = mv("100 0 T", "110 0 T", "120 0 N-F", "130 0 N-F", "140 0 N-F")
+    for entry, hand in zip(moves, [0, 1, 1, 0, None], strict=True):
+        if hand is not None:
+            entry["h"] = hand
+    d = doc(rules, [([lay("3S 2S AS", W4), lay("3H 2H AH", W4_NOHEARTS)], moves)])
+    out, _ = both(d, tmp_path)
+    assert oks(out) == want
+    # shared: AS 2S 3S played, the pile empty (open: no caller) = 3; split: AS 2S, 3S left:
+    # 2 - 2 = 0.
+    played = 3 if teams == "shared" else 2
+    assert out["rounds"][0]["scores"] == [played - 2 * (3 - played), -6]
+
+
 # ----------------------------------------------------------------------- command line
 
 
