@@ -1218,3 +1218,67 @@ def test_blocked_check_agrees_with_a_search(spec: dict[str, Any]) -> None:
     assert verdicts[False], verdicts
     if rules.stuck_reset == "rotate_stock":
         assert verdicts[True], verdicts  # blocked deals were searched to the end too
+
+
+# ----------------------------------------------------------- bad files never crash
+
+
+def _paths(node: Any, here: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [here]
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out += _paths(v, (*here, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += _paths(v, (*here, i))
+    return out
+
+
+COUNT = 400
+
+
+def test_mutated_replay_files_are_refused_or_played_never_crash(tmp_path: Path) -> None:
+    """SPEC 4: a bad file "is refused: the command exits non-zero with a one-line message
+    naming the problem, never a traceback". Four hundred seeded mutations of a valid file
+    (a value anywhere replaced by another type or a strange value, or a key removed): each is
+    either played or refused with a ReplayError, never another exception; a sample also goes
+    through the command line, which never prints a traceback."""
+    import copy
+    import random
+
+    from nertz.errors import ReplayError
+
+    base = doc({"preset": "sanna", "adaptive_nertz_pile": True},
+               [([lay("2S AS", W4, n=10), lay("2H AH", W4_NOHEARTS, n=10)],
+                 mv("100 0 N-F", "110 1 N-F", "120 0 T")), (None, mv("50 1 T"))])
+    strange: list[Any] = [None, 0, -1, 1.5, "", "x", [], {}, [1], {"a": 1}, True, "AS",
+                          10 ** 12, "F", "~AS", "10h", "N-F99", -0.0, [[]], "\u0000"]
+    rng = random.Random(5)
+    paths = _paths(base)[1:]
+    outcomes = {"played": 0, "refused": 0}
+    sample: list[dict[str, Any]] = []
+    for k in range(COUNT):
+        d = copy.deepcopy(base)
+        path = rng.choice(paths)
+        parent = d
+        for step in path[:-1]:
+            parent = parent[step]
+        if isinstance(parent, dict) and rng.random() < 0.2:
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = copy.deepcopy(rng.choice(strange))
+        try:
+            replay.run(replay.from_json(json.loads(json.dumps(d))))
+            outcomes["played"] += 1
+        except ReplayError:
+            outcomes["refused"] += 1
+        if k % 40 == 0:
+            sample.append(d)
+    assert outcomes["played"] and outcomes["refused"], outcomes
+    for i, d in enumerate(sample):
+        path = tmp_path / f"mutant-{i}.nertz.json"
+        path.write_text(json.dumps(d))
+        proc = cli("replay", str(path), "--json")
+        assert "Traceback" not in proc.stderr, proc.stderr
+        if proc.returncode:
+            assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
