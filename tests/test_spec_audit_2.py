@@ -1276,9 +1276,9 @@ def test_mutated_replay_files_are_refused_or_played_never_crash(tmp_path: Path) 
             sample.append(d)
     assert outcomes["played"] and outcomes["refused"], outcomes
     for i, d in enumerate(sample):
-        path = tmp_path / f"mutant-{i}.nertz.json"
-        path.write_text(json.dumps(d))
-        proc = cli("replay", str(path), "--json")
+        mutant = tmp_path / f"mutant-{i}.nertz.json"
+        mutant.write_text(json.dumps(d))
+        proc = cli("replay", str(mutant), "--json")
         assert "Traceback" not in proc.stderr, proc.stderr
         if proc.returncode:
             assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
