@@ -731,6 +731,28 @@ def test_python_dash_m_nertz_runs_the_command() -> None:
         assert name in proc.stdout
 
 
+def test_readable_replay_writes_canonical_notation(tmp_path: Path) -> None:
+    """SPEC 1: "Parsing accepts `10H` and lower case; output always uses the canonical form";
+    SPEC 5: `nertz replay FILE` prints "a readable account". A file written in lower case with
+    `10` for the ten replays (exit 0) and its account names the moves and cards canonically."""
+    layout = lay(SPADES, ["TH 9C 8H", "TD", "", "5D"])
+    layout["nertz"] = [c.lower() for c in layout["nertz"]]
+    layout["work"] = [["10h", "9c", "8h"], ["td"], [], ["5d"]]
+    layout["stock"] = [c.replace("T", "10").lower() for c in layout["stock"]]
+    d = doc("pagat", [([layout, lay(HEARTS, W4_NOHEARTS)],
+                       mv("100 0 n-f", "110 0 1:9c-2", "120 0 1:10h-3", "130 0 stuck s"))])
+    path = tmp_path / "lower.nertz.json"
+    path.write_text(json.dumps(d))
+    proc = cli("replay", str(path))
+    assert proc.returncode == 0, proc.stderr
+    for text in ("N-F", "1:9C-2", "1:TH-3", "STUCK"):
+        assert text in proc.stdout, text
+    for text in ("n-f", "9c", "10h", "10H", "stuck s"):
+        assert text not in proc.stdout, text
+    out, _ = both(d, tmp_path)
+    assert oks(out) == [True, True, True, True]
+
+
 def test_missing_joker_in_layout_is_refused_naming_it(tmp_path: Path) -> None:
     """SPEC 4: "A layout must hold each card of its deck exactly once: anything else is refused
     with a message naming the card": under `jokers` a deck holds X1 and X2, so a layout without
