@@ -10,6 +10,12 @@ Every expected value was worked out by hand from SPEC and the rulebooks' worked 
 (``../shared/seeds``), never read off the engine; each test's docstring quotes the line it
 checks. Scenarios are replay files run through ``nertz.replay`` and through
 ``python -m nertz.cli replay FILE --json`` (this tree's code, via ``PYTHONPATH``); both must agree.
+
+The second half checks the engine against small models written afresh from SPEC's words, over
+seeded random play: the stock's machinery (turns, both stock ends, both resets, false calls),
+SPEC 6's invariants under option mixes no preset has, round scores, whole matches (lotto,
+adaptive piles, target, winner), the blocked verdict (against a breadth-first search built on
+the engine's move list, not its own search), and mutated replay files (refused, never a crash).
 """
 
 from __future__ import annotations
