@@ -11,6 +11,7 @@ BIN := $(VENV)/bin
 COMPILED_SRC := $(addsuffix .py,$(subst .,/,$(shell sed -n 's/^    "\(nertz\.[a-z_.]*\)",$$/\1/p' nertz/_form.py)))
 # The tests that also run on the pure modules: both forms must agree.
 PURE_TESTS := tests/test_form.py tests/test_golden.py tests/test_properties.py tests/test_spec_audit.py \
+	tests/test_spec_audit_2.py \
 	tests/test_referee.py::test_engine_simulator_and_environment_reach_the_same_outcome
 
 .PHONY: run demo test lint bench compile dev clean

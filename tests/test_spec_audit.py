@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -26,7 +27,10 @@ from nertz.rules import PRESETS, Rules
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
-NERTZ = str(Path(sys.executable).with_name("nertz"))
+# The command from this tree's code: the console script beside the interpreter runs whatever
+# copy the environment installed (from another checkout, in a worktree).
+NERTZ = [sys.executable, "-m", "nertz.cli"]
+NERTZ_ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 DECK = [r + s for s in "SHDC" for r in "A23456789TJQK"]
 PAD = [c for c in reversed(DECK) if c[0] != "A"]  # Nertz padding: KC QC JC ... (no Aces)
@@ -83,8 +87,8 @@ def doc(rules: Any, rounds: list[tuple[list[dict[str, Any]] | None, list[dict[st
 
 
 def cli(args: list[str], tmp_path: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([NERTZ, *args], capture_output=True, text=True, timeout=120,
-                          cwd=str(tmp_path or ROOT))
+    return subprocess.run([*NERTZ, *args], capture_output=True, text=True, timeout=120,
+                          cwd=str(tmp_path or ROOT), env=NERTZ_ENV)
 
 
 def run_cli(d: dict[str, Any] | str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
@@ -950,8 +954,8 @@ def test_another_rulesets_word_is_no_move(tmp_path: Path) -> None:
             [([exact("AS", W4), exact("AH", W4_NOHEARTS)], mv("100 0 N-F", "200 0 BINGO"))])
     path = tmp_path / "r.json"
     path.write_text(json.dumps(d))
-    run = subprocess.run([str(NERTZ), "replay", str(path), "--json"], capture_output=True,
-                         text=True)
+    run = subprocess.run([*NERTZ, "replay", str(path), "--json"], capture_output=True,
+                         text=True, env=NERTZ_ENV)
     assert run.returncode != 0 and "BINGO" in run.stderr and "Traceback" not in run.stderr
 
 
