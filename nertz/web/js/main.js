@@ -69,11 +69,6 @@ function toggleFourColour() {
 function go(path) {
   history.pushState({}, '', path);
   route();
-
-// Keep the page's files for an instant (and offline) start; see sw.js.
-if ('serviceWorker' in navigator) {
-  navigator.serviceWorker.register('/sw.js').catch(() => { /* not over plain http elsewhere */ });
-}
 }
 
 function teardown() {
@@ -658,7 +653,8 @@ export function describeCard(code) { return label(code); }
 
 route();
 
-// Keep the page's files for an instant (and offline) start; see sw.js.
+// Keep the page's files for an instant (and offline) start; see sw.js. Once, as the page
+// loads (it was registered again at every move between screens, too).
 if ('serviceWorker' in navigator) {
   navigator.serviceWorker.register('/sw.js').catch(() => { /* not over plain http elsewhere */ });
 }

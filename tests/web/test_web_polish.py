@@ -1,0 +1,42 @@
+"""What a newcomer's review of the page in a real browser found (at 1280x800, 390x844, 844x390,
+768x1024 and 1024x1366): races told truthfully (a card most of a second late was late, not
+beaten in a race), a watcher of a full room told how to get a seat and the host able to seat
+them, the match's scores on a phone during play, messages off a phone's full-height dialog,
+the sideways phone's menu on one line a setting, a changed option read cleanly, the lobby's
+fill button clear of the seats, the service worker registered once."""
+
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+TOASTS = "() => [...document.querySelectorAll('#toasts .toast')].map((t) => t.textContent)"
+
+
+def wait_toast(page: Any, text: str) -> None:
+    page.wait_for_function(f"() => ({TOASTS})().includes({json.dumps(text)})")
+
+
+COUNT_REGISTERS = """(() => {
+  const real = ServiceWorkerContainer.prototype.register;
+  window.__swRegisters = 0;
+  ServiceWorkerContainer.prototype.register = function (...args) {
+    window.__swRegisters += 1;
+    return real.apply(this, args);
+  };
+})();"""
+
+
+def test_the_service_worker_is_registered_once(server: Any, new_page: Any) -> None:
+    # It was registered as the page loaded and again at every move between screens.
+    page = new_page()
+    page.add_init_script(COUNT_REGISTERS)
+    page.goto(server.base + "/")
+    page.wait_for_selector("#create")
+    page.click("#learn")
+    page.wait_for_function("() => location.pathname === '/learn'")
+    page.go_back()
+    page.wait_for_selector("#create")
+    page.evaluate("() => navigator.serviceWorker.ready")
+    assert page.evaluate("() => window.__swRegisters") == 1
