@@ -9,13 +9,30 @@ fill button clear of the seats, the service worker registered once."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
+
+from page_checks import shot
+from test_web_game import seat_room
+from test_web_screens import open_page
 
 TOASTS = "() => [...document.querySelectorAll('#toasts .toast')].map((t) => t.textContent)"
 
 
 def wait_toast(page: Any, text: str) -> None:
     page.wait_for_function(f"() => ({TOASTS})().includes({json.dumps(text)})")
+
+
+def test_fill_the_seats_stands_clear_of_the_seat_list_on_a_phone(server: Any,
+                                                                 new_page: Any,
+                                                                 artifacts: Path) -> None:
+    page = open_page(new_page, (390, 844))
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=4)
+    page.wait_for_selector("#fill-bots")
+    gap = page.evaluate("""() => document.querySelector('#seats').getBoundingClientRect().top
+        - document.querySelector('#fill-bots').getBoundingClientRect().bottom""")
+    shot(page, artifacts, "lobby-fill-390x844")
+    assert gap >= 10, gap
 
 
 COUNT_REGISTERS = """(() => {

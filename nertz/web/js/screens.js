@@ -324,7 +324,8 @@ export function lobbyScreen(root, app) {
       h('p', {class: 'small muted'}, 'Or give them the code ', h('strong', {text: room.code}), '.')),
     h('div', {class: 'panel'},
       h('h2', {text: `Seats (${room.seats})${teams ? ': teams of two' : ''}`}),
-      fill ? h('div', {class: 'actions'}, fill) : null,
+      // Clear of the seat list (it touched the first seat on a phone).
+      fill ? h('div', {class: 'actions fill-row'}, fill) : null,
       seatsList,
       watchers.length ? h('p', {class: 'small'}, 'Watching: ', watchers.map((p, i) => [i ? ', ' : '', h('span', {text: p.name})])) : null,
       h('div', {class: 'actions'}, you && you.seat != null ? ready : null, start,
