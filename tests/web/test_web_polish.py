@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from page_checks import shot
-from test_web_game import seat_room
+from test_web_game import seat_room, wait_table
 from test_web_screens import open_page
 
 TOASTS = "() => [...document.querySelectorAll('#toasts .toast')].map((t) => t.textContent)"
@@ -21,6 +21,37 @@ TOASTS = "() => [...document.querySelectorAll('#toasts .toast')].map((t) => t.te
 
 def wait_toast(page: Any, text: str) -> None:
     page.wait_for_function(f"() => ({TOASTS})().includes({json.dumps(text)})")
+
+
+ONE_LINE = """(sel) => [...document.querySelectorAll(sel)].filter((b) => {
+  const r = document.createRange();
+  r.selectNodeContents(b);
+  const rows = [...r.getClientRects()].filter((x) => x.width).map((x) => Math.round(x.top));
+  const tops = new Set(rows);
+  return tops.size > 1;
+}).map((b) => b.textContent)"""
+
+
+"""The buttons whose words take more than one line."""
+
+
+def test_the_sideways_phones_settings_keep_to_one_line(server: Any, new_page: Any,
+                                                      artifacts: Path) -> None:
+    # Held sideways, a phone's top bar holds the settings; with six seats' scores beside them
+    # "Four colours" broke over two lines (the scores must give way, not the buttons).
+    page = open_page(new_page, (844, 390))
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=6)
+    page.tap("#fill-bots")
+    page.wait_for_function("() => document.querySelectorAll('#seats .player-name').length === 6")
+    page.tap("#start")
+    wait_table(page)
+    shot(page, artifacts, "topbar-844x390")
+    assert page.evaluate(ONE_LINE, "#tools > button, #tools > a, #menu-btn") == []
+    tops = page.evaluate("""() => [...document.querySelectorAll('.topbar button, .topbar a')]
+        .filter((b) => b.getClientRects().length)
+        .map((b) => { const r = b.getBoundingClientRect(); return [r.top, r.right]; })""")
+    assert tops and max(t for t, _ in tops) - min(t for t, _ in tops) < 4, tops  # one row
+    assert max(r for _, r in tops) <= 844, tops
 
 
 def test_fill_the_seats_stands_clear_of_the_seat_list_on_a_phone(server: Any,
