@@ -111,7 +111,8 @@ def test_two_people_and_two_bots_play_a_round_to_the_call(server: Any, new_page:
     ann_page.fill('input[name="target_score"]', "1")
     # The line under the rules says what changed, in words.
     summary = ann_page.text_content("#preset-summary") or ""
-    assert "to 100. Changed: nertz pile size: 3; play to (points): 1." in summary, summary
+    want = "to 100. Changed from the preset: Nertz pile size 3; play to 1 point."
+    assert want in summary, summary
     ann_page.fill("#seats", "4")
     ann_page.click("#create")
     ann_page.wait_for_selector("#lobby")

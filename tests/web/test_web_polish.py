@@ -54,6 +54,26 @@ def test_the_sideways_phones_settings_keep_to_one_line(server: Any, new_page: An
     assert max(r for _, r in tops) <= 844, tops
 
 
+def test_a_changed_target_score_reads_cleanly(server: Any, new_page: Any, artifacts: Path) -> None:
+    # "Changed: play to (points): 50." — a unit in brackets and two colons in a row.
+    page = new_page(viewport={"width": 1280, "height": 800})
+    page.goto(server.base + "/")
+    page.wait_for_selector("#create")
+    page.click("#options summary")
+    page.fill('[name="target_score"]', "50")
+    page.fill('[name="nertz_pile_size"]', "10")
+    said = page.text_content("#preset-summary") or ""
+    assert said.endswith(" Changed from the preset: Nertz pile size 10; play to 50 points."), said
+    assert "(" not in said and ": :" not in said
+    page.locator("#preset-summary").screenshot(path=str(artifacts / "summary-changed.png"))
+    page.fill("#name", "Ann")
+    page.click("#create")
+    page.wait_for_selector("#lobby")
+    rules = page.text_content("#lobby .rules-text") or ""
+    want = "Rules: Pounce (pagat.com), changed: Nertz pile size 10; play to 50 points"
+    assert rules == want, rules
+
+
 def test_fill_the_seats_stands_clear_of_the_seat_list_on_a_phone(server: Any,
                                                                  new_page: Any,
                                                                  artifacts: Path) -> None:

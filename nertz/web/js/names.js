@@ -67,3 +67,20 @@ export function valueName(value) {
   const text = value === true ? 'on' : value === false ? 'off' : value === null ? 'none' : String(value);
   return VALUE_NAMES[text] || text;
 }
+
+/** A word's first letter in lower case, for use mid-sentence ("Nertz" keeps its capital). */
+function midSentence(text) {
+  return /^Nertz\b/.test(text) ? text : text.charAt(0).toLowerCase() + text.slice(1);
+}
+
+/** A changed option in a sentence: "play to 50 points", "Nertz pile size 10", "grace after a
+ *  call 500 ms", "calling: called as the pile empties". A number goes after the option's name
+ *  with its unit (the name's bracket); a word after a colon. */
+export function optionWords(code, value) {
+  const full = optionName(code);
+  const m = /^(.*?)\s*\((.+)\)$/.exec(full);
+  const name = midSentence(m ? m[1] : full);
+  const unit = m ? (value === 1 && m[2] === 'points' ? 'point' : m[2]) : '';
+  if (typeof value === 'number') return `${name} ${value}${unit ? ` ${unit}` : ''}`;
+  return `${name}: ${midSentence(String(valueName(value)))}`;
+}

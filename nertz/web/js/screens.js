@@ -6,7 +6,7 @@ import {h, fill, refill, toast, store} from './dom.js';
 import {ownerMark} from './cards.js';
 import {api, busy} from './net.js';
 import {analysisSlot, fetchAnalysis, sameDealButton, uploadAnalysis} from './analysis.js';
-import {presetName, optionName, valueName} from './names.js';
+import {presetName, optionName, optionWords, valueName} from './names.js';
 
 // ------------------------------------------------------------------ home
 
@@ -92,9 +92,9 @@ export async function homeScreen(root, app) {
     const n = Object.keys(diff).length;
     count.textContent = n ? `${n} changed from the preset` : 'as the preset';
     // The line under the rules says what the room will play, changes included (teams, say).
-    const words = Object.entries(diff).map(([k, v]) => `${optionName(k).toLowerCase()}: ${String(valueName(v)).toLowerCase()}`);
+    const words = Object.entries(diff).map(([k, v]) => optionWords(k, v));
     const base = current().summary;
-    summary.textContent = words.length ? `${base}${/[.!?]$/.test(base) ? '' : '.'} Changed: ${words.join('; ')}.` : base;
+    summary.textContent = words.length ? `${base}${/[.!?]$/.test(base) ? '' : '.'} Changed from the preset: ${words.join('; ')}.` : base;
     showCodes();
   };
   const count = h('span', {class: 'muted small'});
@@ -242,8 +242,8 @@ function placesText(room, seated) {
 export function rulesText(room) {
   const spec = room.rules;
   if (typeof spec === 'string') return `Rules: ${presetName(spec)}`;
-  const extra = Object.entries(spec).filter(([k]) => k !== 'preset').map(([k, v]) => `${optionName(k).toLowerCase()}: ${valueName(v).toLowerCase()}`);
-  return `Rules: ${presetName(spec.preset)}${extra.length ? '; ' + extra.join('; ') : ''}`;
+  const extra = Object.entries(spec).filter(([k]) => k !== 'preset').map(([k, v]) => optionWords(k, v));
+  return `Rules: ${presetName(spec.preset)}${extra.length ? `, changed: ${extra.join('; ')}` : ''}`;
 }
 
 // ------------------------------------------------------------------ lobby
@@ -315,7 +315,7 @@ export function lobbyScreen(root, app) {
   refill(root, h('div', {class: 'screen', id: 'lobby'},
     h('div', {class: 'row'}, h('h1', {class: 'grow'}, 'Room ', h('span', {class: 'code', id: 'room-code', text: room.code})),
       h('a', {href: '/', onclick: (e) => { e.preventDefault(); app.go('/'); }}, 'Home')),
-    h('div', {class: 'row'}, h('p', {class: 'muted', text: rulesText(room)}),
+    h('div', {class: 'row'}, h('p', {class: 'muted rules-text', text: rulesText(room)}),
       // The rules in words for a newcomer (the help also opens with ?, which nothing said).
       h('button', {id: 'lobby-help', type: 'button', 'aria-keyshortcuts': '?', onclick: () => app.help()}, 'How to play')),
     h('div', {class: 'panel'},
