@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from page_checks import shot
-from test_web_game import seat_room, wait_table
+from test_web_game import add_bots, seat_room, wait_table
 from test_web_screens import open_page
 
 TOASTS = "() => [...document.querySelectorAll('#toasts .toast')].map((t) => t.textContent)"
@@ -21,6 +21,96 @@ TOASTS = "() => [...document.querySelectorAll('#toasts .toast')].map((t) => t.te
 
 def wait_toast(page: Any, text: str) -> None:
     page.wait_for_function(f"() => ({TOASTS})().includes({json.dumps(text)})")
+
+
+def test_a_close_race_is_announced_and_a_late_card_is_told_it_was_late(
+        server: Any, new_page: Any, artifacts: Path) -> None:
+    # "You beat Casual bot 3 by 799 ms": a card most of a second later was no race, it was
+    # late. The server's messages stay as they are (docs/protocol.md); the page words them:
+    # within a reaction time (250 ms) a race, for all to see; beyond it, only the late player
+    # hears, that they were too late, the margin in seconds.
+    page = new_page(viewport={"width": 1280, "height": 800})
+    sockets: list[Any] = []
+
+    def through(ws: Any) -> None:  # the room's socket, passed through; the test adds messages
+        ws.connect_to_server()
+        sockets.append(ws)
+
+    page.route_web_socket("**/ws/**", through)
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=3)
+    add_bots(page, "beginner", 2)
+    page.click("#start")
+    wait_table(page)
+    assert page.evaluate("() => window.nertz.S.you.seat") == 0
+    ws = sockets[-1]
+
+    def say(**m: Any) -> None:
+        ws.send(json.dumps(m))
+
+    race = {"foundation": 3, "card": "5H"}
+    # Late: neither the winner nor the onlookers hear of a "race"; then a close one, which
+    # both hear (messages are handled in order: the late ones were seen first).
+    say(type="race_won", loser=1, loser_name="Bea", margin_ms=799, **race)
+    say(type="race", winner=1, winner_name="Bea", loser=2, loser_name="Cy", margin_ms=1234,
+        **race)
+    say(type="race_won", loser=1, loser_name="Bea", margin_ms=12, **race)
+    say(type="race", winner=1, winner_name="Bea", loser=2, loser_name="Cy", margin_ms=40, **race)
+    wait_toast(page, "You beat Bea by 12 ms")
+    wait_toast(page, "Bea beat Cy to foundation 3 by 40 ms")
+    shown = page.evaluate(TOASTS)
+    assert not any("799" in t or "0.8 s" in t or "1234" in t or "1.2 s" in t for t in shown), shown
+    # The loser of a late card is told it was late, in seconds; of a close race, by whom and
+    # by how much; a margin the server could not measure still reads as words.
+    say(type="rejected", id="x1", move="N-F3", error="lost the race",
+        race={"winner": 1, "winner_name": "Bea", "loser": 0, "margin_ms": 799, **race})
+    wait_toast(page, "Too late: Bea's 5 of hearts went to foundation 3 0.8 s before yours")
+    shot(page, artifacts, "race-late-1280x800")
+    say(type="rejected", id="x2", move="N-F3", error="lost the race",
+        race={"winner": 1, "winner_name": "Bea", "loser": 0, "margin_ms": 40, **race})
+    wait_toast(page, "Beaten by Bea by 40 ms")
+    say(type="rejected", id="x3", move="N-F3", error="lost the race",
+        race={"winner": 1, "winner_name": "Bea", "loser": 0, "margin_ms": None, **race})
+    wait_toast(page, "Beaten to it by Bea")
+    say(type="race_won", loser=1, loser_name="Bea", margin_ms=None, **race)
+    wait_toast(page, "You beat Bea to it")
+    say(type="race", winner=1, winner_name="Bea", loser=2, loser_name="Cy", margin_ms=None,
+        **race)
+    wait_toast(page, "Bea beat Cy to foundation 3")
+    assert not any("null" in t or "undefined" in t for t in page.evaluate(TOASTS))
+    # The words themselves, at the threshold and for long margins.
+    words = page.evaluate("""async () => {
+        const n = await import('/static/js/names.js');
+        return [n.CLOSE_RACE_MS, n.closeRace(250), n.closeRace(251), n.closeRace(null),
+                ...[0, 250, 799, 1234, 12345].map(n.gapWords)];
+    }""")
+    assert words == [250, True, False, True, "0 ms", "250 ms", "0.8 s", "1.2 s", "12 s"], words
+
+
+def test_a_replay_tells_a_late_card_from_a_race(server: Any, new_page: Any) -> None:
+    # The viewer and the analysis worded every lost foundation play as a race "by 799 ms".
+    src = Path(__file__).resolve().parents[1] / "golden_analysis" / "01_missed_and_races.nertz.json"
+    data = json.loads(src.read_text())
+    # Ben's 3 of spades, refused 100 ms after Ann's: made 800 ms.
+    late = [m for m in data["rounds"][0]["moves"] if m["t"] == 9100 and m["p"] == 1]
+    assert len(late) == 1, "the golden file's 100 ms race moved"
+    late[0]["t"] = 9800
+    page = new_page()
+    page.goto(server.base + "/")
+    page.set_input_files("#replay-file", files=[{
+        "name": "late.nertz.json", "mimeType": "application/json",
+        "buffer": json.dumps(data).encode()}])
+    page.wait_for_selector("#replay-analysis .analysis-jump")
+    ann = page.text_content('#replay-analysis .analysis-seat[data-seat="0"]') or ""
+    assert "Races won 0, lost 1 (to Ben by 10 ms)." in ann, ann
+    ben = page.text_content('#replay-analysis .analysis-seat[data-seat="1"]') or ""
+    assert "Races won 1 (beat Ann by 10 ms), lost 0; 1 card too late (0.8 s after Ann)." in ben, ben
+    # At the winning play, the viewer says the card came too late, not that it lost a race.
+    for _ in range(10):
+        said = page.text_content("#replay-step") or ""
+        if "0.8 s" in said:
+            break
+        page.keyboard.press("ArrowRight")
+    assert "Ben's 3 of spades came 0.8 s after Ann's: too late for foundation 1" in said, said
 
 
 ONE_LINE = """(sel) => [...document.querySelectorAll(sel)].filter((b) => {

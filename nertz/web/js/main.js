@@ -12,6 +12,7 @@ import {learnScreen} from './learn.js';
 import {fetchAnalysis} from './analysis.js';
 import {beep, soundOn, setSound} from './sound.js';
 import {label, friendly} from './cards.js';
+import {closeRace, gapWords} from './names.js';
 import {playersRoute} from './players.js';
 
 const root = document.getElementById('app');
@@ -251,15 +252,19 @@ function onMessage(m) {
       break;
     case 'rejected': onRejected(m); break;
     case 'race': {  // everyone's news: the two seats in it hear their own answers instead
+      // Only a close race is news (closeRace: within a reaction time); a card most of a
+      // second later was simply late, and only its player hears (onRejected).
       const seat = S.you ? S.you.seat : null;
-      if (seat !== m.winner && seat !== m.loser) {
-        const by = m.margin_ms == null ? '' : ` by ${m.margin_ms} ms`;
+      if (seat !== m.winner && seat !== m.loser && closeRace(m.margin_ms)) {
+        const by = m.margin_ms == null ? '' : ` by ${gapWords(m.margin_ms)}`;
         toast(`${m.winner_name} beat ${m.loser_name} to foundation ${m.foundation}${by}`, '', 3000);
       }
       return;
     }
     case 'race_won':
-      toast(m.margin_ms == null ? `You beat ${m.loser_name} to it` : `You beat ${m.loser_name} by ${m.margin_ms} ms`, 'good', 3000);
+      if (closeRace(m.margin_ms)) {
+        toast(m.margin_ms == null ? `You beat ${m.loser_name} to it` : `You beat ${m.loser_name} by ${gapWords(m.margin_ms)}`, 'good', 3000);
+      }
       return;
     case 'error':
       store.remove('nertz:autostart');  // "Play now" stops at the first refusal, and says why
@@ -356,7 +361,12 @@ function onRejected(m) {
   }
   dropPending(m.id);
   if (m.race) {
-    toast(`Beaten by ${m.race.winner_name} by ${m.race.margin_ms} ms`, 'bad', 3000);
+    const r = m.race;
+    if (closeRace(r.margin_ms)) {
+      toast(r.margin_ms == null ? `Beaten to it by ${r.winner_name}` : `Beaten by ${r.winner_name} by ${gapWords(r.margin_ms)}`, 'bad', 3000);
+    } else {
+      toast(`Too late: ${r.winner_name}'s ${label(r.card)} went to foundation ${r.foundation} ${gapWords(r.margin_ms)} before yours`, 'bad', 3500);
+    }
     beep('race');
   } else {
     toast(m.error ? friendly(m.error) : 'Not allowed', 'bad');

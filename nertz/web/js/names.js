@@ -84,3 +84,20 @@ export function optionWords(code, value) {
   if (typeof value === 'number') return `${name} ${value}${unit ? ` ${unit}` : ''}`;
   return `${name}: ${midSentence(String(valueName(value)))}`;
 }
+
+/** A foundation race is announced as one when its margin is within a person's reaction time:
+ *  a card played that soon after another's was played without having seen it (a person needs
+ *  about a quarter of a second to see a change and move). A card later than this was simply
+ *  too late: the other's card was already there to be seen. docs/web.md says so. */
+export const CLOSE_RACE_MS = 250;
+
+/** Whether a race's margin (`margin_ms`, null when the server could not measure it) makes it
+ *  a close race: within CLOSE_RACE_MS, or unknown (the server called it a race). */
+export function closeRace(ms) { return ms == null || ms <= CLOSE_RACE_MS; }
+
+/** A margin in words: a close race's in milliseconds ("12 ms"), a longer one in seconds
+ *  ("0.8 s", "1.2 s", "12 s": "799 ms" read as a photo finish). */
+export function gapWords(ms) {
+  if (ms <= CLOSE_RACE_MS) return `${ms} ms`;
+  return ms < 10000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
+}
