@@ -14,7 +14,7 @@ from typing import Any
 
 from page_checks import shot
 from test_web_game import add_bots, seat_room, wait_table
-from test_web_screens import open_page
+from test_web_screens import NEXT_FRAMES, open_page
 
 TOASTS = "() => [...document.querySelectorAll('#toasts .toast')].map((t) => t.textContent)"
 
@@ -111,6 +111,45 @@ def test_a_replay_tells_a_late_card_from_a_race(server: Any, new_page: Any) -> N
             break
         page.keyboard.press("ArrowRight")
     assert "Ben's 3 of spades came 0.8 s after Ann's: too late for foundation 1" in said, said
+
+
+SHEET_COVERED = """() => {
+  const s = document.querySelector('.overlay .sheet').getBoundingClientRect();
+  return [...document.querySelectorAll('#toasts .toast')].map((e) => e.getBoundingClientRect())
+    .filter((t) => t.width && Math.min(t.right, s.right) > Math.max(t.left, s.left)
+      && Math.min(t.bottom, s.bottom) > Math.max(t.top, s.top))
+    .map((t) => [t.left, t.top, t.right, t.bottom]);
+}"""
+
+
+"""Where the shown messages overlap the open sheet (none may)."""
+
+
+def test_a_message_keeps_off_a_full_height_dialog_on_a_phone(server: Any, new_page: Any,
+                                                              artifacts: Path) -> None:
+    # The help fills a phone's screen: a message shown over it sat on its words.
+    page = open_page(new_page, (390, 844))
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=2)
+    add_bots(page, "beginner", 1, tap=True)
+    page.tap("#start")
+    wait_table(page)
+    page.keyboard.press("?")
+    page.wait_for_selector("#help")
+    page.evaluate("""async () => {
+        const dom = await import('/static/js/dom.js');
+        dom.toast('Everyone was stuck: the stocks were turned and rotated.', '', 60000);
+        dom.toast('Bea: Nertz!', 'good', 60000);
+    }""")
+    page.evaluate(NEXT_FRAMES)
+    shot(page, artifacts, "help-message-390x844")
+    assert page.evaluate(SHEET_COVERED) == []
+    # The sheet is still whole on the screen (it gave the messages room, it did not go under).
+    box = page.locator(".overlay .sheet").bounding_box()
+    assert box and box["y"] >= 0 and box["y"] + box["height"] <= 844 + 0.5, box
+    # Once they go, the sheet has its room back.
+    page.evaluate("() => document.querySelectorAll('#toasts .toast').forEach((t) => t.remove())")
+    page.wait_for_function("() => document.querySelector('.overlay .sheet')"
+                           ".getBoundingClientRect().top < 20")
 
 
 ONE_LINE = """(sel) => [...document.querySelectorAll(sel)].filter((b) => {
