@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from page_checks import shot
+from page_checks import assert_no_axe_violations, shot
 from test_web_game import add_bots, seat_room, wait_table
 from test_web_screens import NEXT_FRAMES, open_page
 
@@ -111,6 +111,36 @@ def test_a_replay_tells_a_late_card_from_a_race(server: Any, new_page: Any) -> N
             break
         page.keyboard.press("ArrowRight")
     assert "Ben's 3 of spades came 0.8 s after Ann's: too late for foundation 1" in said, said
+
+
+def test_a_phone_shows_the_match_scores_during_play(server: Any, new_page: Any, axe: str,
+                                                     artifacts: Path) -> None:
+    # On a phone the scores were hidden (the top bar has no room): a player had to wait for
+    # the results to know the match. The menu holds them, without crowding the table.
+    page = open_page(new_page, (390, 844))
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=3)
+    add_bots(page, "beginner", 2, tap=True)
+    page.tap("#start")
+    wait_table(page)
+    page.evaluate("""() => {
+        const m = window.nertz.S.room.match;
+        window.nertz.S.room.match = {...m, round: 3, totals: [42, -7, 15]};
+        window.nertz.render();
+    }""")
+    assert not page.locator("#menu-scores").is_visible()  # the table keeps its room
+    page.tap("#menu-btn")
+    page.wait_for_selector("#menu-scores", state="visible")
+    rows = page.evaluate("""() => [...document.querySelectorAll('#menu-scores tbody tr')].map(
+        (r) => [r.cells[0].textContent, r.querySelector('.seatname > :last-child').textContent,
+                r.cells[2].textContent])""")
+    assert len(rows) == 3, rows
+    assert rows[0] == ["1", "Ann", "42"], rows  # by total, best first
+    assert [r[2] for r in rows[1:]] == ["15", "-7"], rows
+    assert "Round 3" in (page.text_content("#menu-scores") or "")
+    box = page.locator("#tools").bounding_box()
+    assert box and box["y"] + box["height"] <= 844 and box["x"] >= 0, box
+    shot(page, artifacts, "menu-scores-390x844")
+    assert_no_axe_violations(page, axe, "the phone's menu with the scores")
 
 
 SHEET_COVERED = """() => {

@@ -11,7 +11,7 @@ import {ReplayViewer} from './replay.js';
 import {learnScreen} from './learn.js';
 import {fetchAnalysis} from './analysis.js';
 import {beep, soundOn, setSound} from './sound.js';
-import {label, friendly} from './cards.js';
+import {label, friendly, ownerMark} from './cards.js';
 import {closeRace, gapWords} from './names.js';
 import {playersRoute} from './players.js';
 
@@ -459,6 +459,7 @@ function topbar() {
     h('button', {id: 'menu-btn', class: 'menu-btn', 'aria-expanded': String(!!S.menuOpen), 'aria-controls': 'tools',
       onclick: () => { S.menuOpen = !S.menuOpen; render(); }}, 'Menu'),
     h('div', {id: 'tools', class: 'tools' + (S.menuOpen ? ' open' : '')},
+      match ? menuScores(match) : null,
       h('button', {id: 'sound', 'aria-pressed': String(!soundOn()), title: 'Sounds on or off (remembered)',
         onclick: () => { setSound(!soundOn()); render(); }}, 'Mute'),
       h('button', {id: 'four-colour', 'aria-pressed': String(document.body.classList.contains('four-colour')), onclick: toggleFourColour,
@@ -466,6 +467,23 @@ function topbar() {
       h('button', {id: 'help-btn', onclick: () => { S.menuOpen = false; toggleHelp(); }, 'aria-keyshortcuts': '?'}, 'Help', h('span', {class: 'key'}, ' (?)')),
       h('a', {href: '/', id: 'leave', onclick: (e) => { e.preventDefault(); if (leaveConfirmed()) go('/'); }, title: `Leave (your seat waits for you) · call word: ${word}`}, 'Leave')),
   ];
+}
+
+/** The match's scores in the phone's menu (the top bar has no room for them there): the
+ *  round and each seat's total, best first. Shown by style.css on a phone only. */
+function menuScores(match) {
+  const totals = match.totals.map((v, s) => ({s, v}));
+  const order = [...totals].sort((a, b) => b.v - a.v || a.s - b.s);
+  const target = S.room.options.target_score;
+  const mySeat = S.you ? S.you.seat : null;
+  return h('section', {id: 'menu-scores', 'aria-label': 'Scores'},
+    h('p', {text: `Round ${match.round}${target ? ` · to ${target} points` : ''}`}),
+    h('table', {class: 'data'},
+      h('caption', {class: 'sr-only', text: 'Match totals: place, seat, points'}),
+      h('tbody', {}, order.map(({s, v}) => h('tr', {class: s === mySeat ? 'me' : '', dataset: {seat: String(s)}},
+        h('td', {text: String(1 + totals.filter((t) => t.v > v).length)}),
+        h('th', {scope: 'row'}, h('span', {class: 'seatname'}, ownerMark(s, seatInitial(s)), h('span', {text: seatName(s)}))),
+        h('td', {text: String(v)}))))));
 }
 
 /** Whether to leave: at once, unless a round is being played in the player's own seat (a
