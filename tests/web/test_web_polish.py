@@ -5,7 +5,6 @@ them, the match's scores on a phone during play, messages off a phone's full-hei
 the sideways phone's menu on one line a setting, a changed option read cleanly, the lobby's
 fill button clear of the seats, the service worker registered once."""
 
-
 from __future__ import annotations
 
 import json
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from page_checks import assert_no_axe_violations, shot
-from test_web_game import add_bots, seat_room, wait_table
+from test_web_game import add_bots, seat_room, wait_name, wait_table
 from test_web_screens import NEXT_FRAMES, open_page
 
 TOASTS = "() => [...document.querySelectorAll('#toasts .toast')].map((t) => t.textContent)"
@@ -113,6 +112,56 @@ def test_a_replay_tells_a_late_card_from_a_race(server: Any, new_page: Any) -> N
     assert "Ben's 3 of spades came 0.8 s after Ann's: too late for foundation 1" in said, said
 
 
+def test_a_watcher_of_a_full_room_is_told_how_to_get_a_seat(server: Any, new_page: Any,
+                                                             axe: str, artifacts: Path) -> None:
+    # A spectator of a full room was not told that only the host can seat them, and only
+    # between matches; the host saw a "Watching: Sam" line with no way to seat Sam.
+    host = new_page(viewport={"width": 1280, "height": 800})
+    r = seat_room(server, host, "Ann", rules={"preset": "pagat"}, seats=2)
+    add_bots(host, "beginner", 1)
+    sam = open_page(new_page, (390, 844))
+    sam.goto(f"{server.base}/r/{r['code']}")
+    sam.wait_for_selector("#watch-only")
+    said = sam.text_content("#join-screen") or ""
+    assert "Every seat is taken" in said and "the host" in said, said
+    assert sam.locator("#join-room").count() == 0  # no seat to take: watching, said so
+    assert sam.text_content("#watch-only") == "Join to watch"
+    sam.fill("#name", "Sam")
+    sam.tap("#watch-only")
+    sam.wait_for_selector("#lobby #watch-how")
+    how = sam.text_content("#watch-how") or ""
+    assert "You are watching: every seat is taken." in how, how
+    assert "Only the host, Ann, can give you a seat, between matches: ask them." in how, how
+    shot(sam, artifacts, "watcher-lobby-390x844")
+    # The note is with the seats, where the watcher looks for one.
+    assert sam.evaluate("() => !!document.querySelector('#seats ~ #watch-how')")
+    # The host sees the watcher, and seats them in the bot's place in one pick.
+    host.wait_for_selector("#watchers li[data-player]")
+    assert "Sam" in (host.text_content("#watchers") or "")
+    shot(host, artifacts, "host-watchers-1280x800")
+    assert_no_axe_violations(host, axe, "the host's lobby with a watcher")
+    assert_no_axe_violations(sam, axe, "a watcher's lobby")
+    pick = host.locator("#watchers select")
+    options = pick.locator("option").all_text_contents()
+    assert any("seat 2" in o and "leaves" in o for o in options), options
+    value = pick.locator("option", has_text="seat 2").get_attribute("value")
+    pick.select_option(value)
+    wait_name(host, "Sam")
+    sam.wait_for_function("() => window.nertz.S.you.seat === 1")
+    sam.wait_for_selector("#watch-how", state="detached")
+    assert host.locator("#watchers").count() == 0
+    # At the table, a watcher's mark says the same.
+    guest = open_page(new_page, (1280, 800))
+    guest.goto(f"{server.base}/r/{r['code']}")
+    guest.fill("#name", "Tia")
+    guest.click("#watch-only")
+    guest.wait_for_selector("#watch-how")
+    host.click("#start")
+    wait_table(host)
+    guest.click("#watching")
+    wait_toast(guest, "You are watching. Only the host can seat you, between matches: ask them.")
+
+
 def test_a_phone_shows_the_match_scores_during_play(server: Any, new_page: Any, axe: str,
                                                      artifacts: Path) -> None:
     # On a phone the scores were hidden (the top bar has no room): a player had to wait for
@@ -150,8 +199,6 @@ SHEET_COVERED = """() => {
       && Math.min(t.bottom, s.bottom) > Math.max(t.top, s.top))
     .map((t) => [t.left, t.top, t.right, t.bottom]);
 }"""
-
-
 """Where the shown messages overlap the open sheet (none may)."""
 
 
@@ -189,8 +236,6 @@ ONE_LINE = """(sel) => [...document.querySelectorAll(sel)].filter((b) => {
   const tops = new Set(rows);
   return tops.size > 1;
 }).map((b) => b.textContent)"""
-
-
 """The buttons whose words take more than one line."""
 
 

@@ -439,6 +439,8 @@ function seatLatency(seat) {
 
 // ------------------------------------------------------------------ drawing
 
+const WATCHING = 'You are watching. Only the host can seat you, between matches: ask them.';
+
 function topbar() {
   const room = S.room;
   const match = room.match;
@@ -450,7 +452,9 @@ function topbar() {
     match ? h('span', {class: 'pill', id: 'round-no', text: `Round ${match.round}`}) : null,
     totals ? h('span', {class: 'pill', id: 'totals', title: totals, text: totals}) : null,
     S.status !== 'open' ? h('span', {class: 'pill warn', text: 'Reconnecting…'}) : null,
-    S.you && S.you.seat == null ? h('span', {class: 'pill', text: 'Watching'}) : null,
+    // A watcher's mark says, on a tap, how a seat comes (a title alone is no use on touch).
+    S.you && S.you.seat == null ? h('button', {class: 'pill', id: 'watching', title: WATCHING,
+      onclick: () => toast(WATCHING, '', 5000)}, 'Watching') : null,
     h('span', {class: 'spacer'}),
     S.result && S.resultsHidden && (room.phase === 'round_over' || room.phase === 'match_over')
       ? h('button', {id: 'show-results', onclick: () => { S.resultsHidden = false; render(); }}, 'Results') : null,
@@ -599,7 +603,7 @@ function overlays() {
     key = 'help';
     sheet = () => helpSheet(toggleHelp, room && room.options);
   } else if (S.result && !S.resultsHidden && (room.phase === 'round_over' || room.phase === 'match_over')) {
-    key = JSON.stringify(['results', S.result, room.phase, room.players.map((p) => p.name), S.you && S.you.host]);
+    key = JSON.stringify(['results', S.result, room.phase, room.players.map((p) => [p.name, p.seat, p.hand, p.connected]), S.you && S.you.host, S.you && S.you.seat]);
     sheet = () => resultsSheet(app, S.result, seatName, S.you ? S.you.seat : null);
   }
   if (key === overlayKey && (!key || (overlayEl && overlayEl.isConnected))) return;
