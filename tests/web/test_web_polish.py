@@ -13,7 +13,7 @@ from typing import Any
 
 from page_checks import assert_no_axe_violations, shot
 from test_web_game import add_bots, seat_room, wait_name, wait_table
-from test_web_screens import NEXT_FRAMES, open_page
+from test_web_screens import NEXT_FRAMES, QUICK_RULES, open_page, play_to_the_results
 
 TOASTS = "() => [...document.querySelectorAll('#toasts .toast')].map((t) => t.textContent)"
 
@@ -160,6 +160,30 @@ def test_a_watcher_of_a_full_room_is_told_how_to_get_a_seat(server: Any, new_pag
     wait_table(host)
     guest.click("#watching")
     wait_toast(guest, "You are watching. Only the host can seat you, between matches: ask them.")
+
+
+def test_the_host_seats_a_watcher_from_a_finished_matchs_results(server: Any,
+                                                                  new_page: Any) -> None:
+    # Seats change only between matches, and after the first one the page shows the results,
+    # not the lobby: the host seats the watcher there, before the rematch.
+    host = new_page()
+    r = seat_room(server, host, "Ann", rules=QUICK_RULES, seats=2)
+    add_bots(host, "beginner", 1)
+    sam = new_page()
+    sam.goto(f"{server.base}/r/{r['code']}")
+    sam.fill("#name", "Sam")
+    sam.click("#watch-only")
+    sam.wait_for_selector("#watch-how")
+    host.click("#start")
+    wait_table(host)
+    play_to_the_results(host)
+    sam.wait_for_selector("#results #watch-how")
+    pick = host.locator("#results #watchers select")
+    pick.select_option(pick.locator("option", has_text="seat 2").get_attribute("value"))
+    sam.wait_for_function("() => window.nertz.S.you.seat === 1")
+    host.wait_for_selector("#results #watchers", state="detached")
+    host.click("#rematch")
+    wait_table(sam)
 
 
 def test_a_phone_shows_the_match_scores_during_play(server: Any, new_page: Any, axe: str,
