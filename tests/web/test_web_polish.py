@@ -162,8 +162,8 @@ def test_a_watcher_of_a_full_room_is_told_how_to_get_a_seat(server: Any, new_pag
     wait_toast(guest, "You are watching. Only the host can seat you, between matches: ask them.")
 
 
-def test_the_host_seats_a_watcher_from_a_finished_matchs_results(server: Any,
-                                                                  new_page: Any) -> None:
+def test_the_host_seats_a_watcher_from_a_finished_matchs_results(server: Any, new_page: Any,
+                                                                  artifacts: Path) -> None:
     # Seats change only between matches, and after the first one the page shows the results,
     # not the lobby: the host seats the watcher there, before the rematch.
     host = new_page()
@@ -178,6 +178,9 @@ def test_the_host_seats_a_watcher_from_a_finished_matchs_results(server: Any,
     wait_table(host)
     play_to_the_results(host)
     sam.wait_for_selector("#results #watch-how")
+    host.wait_for_selector("#results #watchers select")
+    host.locator("#results #watchers").scroll_into_view_if_needed()
+    shot(host, artifacts, "results-watchers-1280x860")
     pick = host.locator("#results #watchers select")
     pick.select_option(pick.locator("option", has_text="seat 2").get_attribute("value"))
     sam.wait_for_function("() => window.nertz.S.you.seat === 1")

@@ -603,7 +603,7 @@ function overlays() {
     key = 'help';
     sheet = () => helpSheet(toggleHelp, room && room.options);
   } else if (S.result && !S.resultsHidden && (room.phase === 'round_over' || room.phase === 'match_over')) {
-    key = JSON.stringify(['results', S.result, room.phase, room.players.map((p) => [p.name, p.seat, p.hand, p.connected]), S.you && S.you.host, S.you && S.you.seat]);
+    key = JSON.stringify(['results', S.result, room.phase, room.players.map((p) => [p.name, p.seat, p.hand]), S.you && S.you.host, S.you && S.you.seat]);
     sheet = () => resultsSheet(app, S.result, seatName, S.you ? S.you.seat : null);
   }
   if (key === overlayKey && (!key || (overlayEl && overlayEl.isConnected))) return;
