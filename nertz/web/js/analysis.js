@@ -6,6 +6,7 @@
 
 import {h} from './dom.js';
 import {api, apiPatiently} from './net.js';
+import {closeRace, gapWords} from './names.js';
 
 const SUITS = {S: 'spades', H: 'hearts', D: 'diamonds', C: 'clubs'};
 const RANKS = {A: 'ace', T: '10', J: 'jack', Q: 'queen', K: 'king'};
@@ -50,12 +51,17 @@ function missedLine(missed, multi, onJump, seat) {
   return h('p', {class: 'analysis-missed'}, `${missed.length} missed play${missed.length === 1 ? '' : 's'}: `, items);
 }
 
+/** Races won and lost, with their margins; a lost "race" more than a reaction time behind
+ *  (closeRace) was no race: that card was too late, and is counted apart. */
 function racesLine(seat, names) {
-  const won = seat.races_won.map((r) => `${names[r.loser]} by ${r.margin_ms ?? '?'} ms`);
-  const lost = seat.races_lost.map((r) => `${names[r.winner]} by ${r.margin_ms ?? '?'} ms`);
-  if (!won.length && !lost.length) return null;
+  const by = (ms) => (ms == null ? '' : ` by ${gapWords(ms)}`);
+  const won = seat.races_won.filter((r) => closeRace(r.margin_ms)).map((r) => `${names[r.loser]}${by(r.margin_ms)}`);
+  const lost = seat.races_lost.filter((r) => closeRace(r.margin_ms)).map((r) => `${names[r.winner]}${by(r.margin_ms)}`);
+  const late = seat.races_lost.filter((r) => !closeRace(r.margin_ms)).map((r) => `${gapWords(r.margin_ms)} after ${names[r.winner]}`);
+  if (!won.length && !lost.length && !late.length) return null;
   return h('p', {class: 'analysis-races'},
-    `Races won ${won.length}${won.length ? ` (beat ${won.join(', ')})` : ''}, lost ${lost.length}${lost.length ? ` (to ${lost.join(', ')})` : ''}.`);
+    `Races won ${won.length}${won.length ? ` (beat ${won.join(', ')})` : ''}, lost ${lost.length}${lost.length ? ` (to ${lost.join(', ')})` : ''}`
+    + (late.length ? `; ${late.length} card${late.length === 1 ? '' : 's'} too late (${late.join(', ')}).` : '.'));
 }
 
 /**

@@ -153,8 +153,25 @@ export function placeMessages() {
   if (box) placeToasts(box);
 }
 
+/** With a sheet open (the results, the help) the messages go above it, in a strip the sheet
+ *  gives up for as long as they show (style.css: `--msg-room`): on a phone the sheet takes the
+ *  whole screen, and a message anywhere on it covered its words. False with no sheet open. */
+function sheetRoom(box) {
+  const overlay = document.querySelector('.overlay');
+  if (!overlay || !overlay.querySelector('.sheet')) return false;
+  if (!box.querySelector('.toast')) {
+    overlay.style.removeProperty('--msg-room');
+    return true;
+  }
+  // Across the screen's width, centred (from its middle, a message had half the width).
+  Object.assign(box.style, {left: '0px', right: '0px', top: '6px', transform: 'none'});
+  overlay.style.setProperty('--msg-room', `${Math.ceil(box.getBoundingClientRect().height) + 8}px`);
+  return true;
+}
+
 function placeToasts(box) {
-  box.style.left = box.style.top = box.style.transform = '';
+  box.style.left = box.style.right = box.style.top = box.style.transform = '';
+  if (sheetRoom(box)) return;
   const middle = document.querySelector('#table-screen .middle');
   if (!middle) return;
   for (;;) {
@@ -177,6 +194,13 @@ function placeToasts(box) {
 /** A passing message (also read out by screen readers): at the table, where it covers no
  *  seat's name (placeToasts). The same message again while it shows (a player tapping on)
  *  restarts its time instead of stacking. */
+// A message gone while a sheet is open gives the sheet its room back.
+const toastBox = document.getElementById('toasts');
+if (toastBox) {
+  new MutationObserver(() => { if (document.querySelector('.overlay .sheet')) placeMessages(); })
+    .observe(toastBox, {childList: true});
+}
+
 export function toast(text, kind = '', ms = 2600) {
   const box = document.getElementById('toasts');
   if (!box) return;

@@ -11,7 +11,8 @@ import {ReplayViewer} from './replay.js';
 import {learnScreen} from './learn.js';
 import {fetchAnalysis} from './analysis.js';
 import {beep, soundOn, setSound} from './sound.js';
-import {label, friendly} from './cards.js';
+import {label, friendly, ownerMark} from './cards.js';
+import {closeRace, gapWords} from './names.js';
 import {playersRoute} from './players.js';
 
 const root = document.getElementById('app');
@@ -69,11 +70,6 @@ function toggleFourColour() {
 function go(path) {
   history.pushState({}, '', path);
   route();
-
-// Keep the page's files for an instant (and offline) start; see sw.js.
-if ('serviceWorker' in navigator) {
-  navigator.serviceWorker.register('/sw.js').catch(() => { /* not over plain http elsewhere */ });
-}
 }
 
 function teardown() {
@@ -256,15 +252,19 @@ function onMessage(m) {
       break;
     case 'rejected': onRejected(m); break;
     case 'race': {  // everyone's news: the two seats in it hear their own answers instead
+      // Only a close race is news (closeRace: within a reaction time); a card most of a
+      // second later was simply late, and only its player hears (onRejected).
       const seat = S.you ? S.you.seat : null;
-      if (seat !== m.winner && seat !== m.loser) {
-        const by = m.margin_ms == null ? '' : ` by ${m.margin_ms} ms`;
+      if (seat !== m.winner && seat !== m.loser && closeRace(m.margin_ms)) {
+        const by = m.margin_ms == null ? '' : ` by ${gapWords(m.margin_ms)}`;
         toast(`${m.winner_name} beat ${m.loser_name} to foundation ${m.foundation}${by}`, '', 3000);
       }
       return;
     }
     case 'race_won':
-      toast(m.margin_ms == null ? `You beat ${m.loser_name} to it` : `You beat ${m.loser_name} by ${m.margin_ms} ms`, 'good', 3000);
+      if (closeRace(m.margin_ms)) {
+        toast(m.margin_ms == null ? `You beat ${m.loser_name} to it` : `You beat ${m.loser_name} by ${gapWords(m.margin_ms)}`, 'good', 3000);
+      }
       return;
     case 'error':
       store.remove('nertz:autostart');  // "Play now" stops at the first refusal, and says why
@@ -361,7 +361,12 @@ function onRejected(m) {
   }
   dropPending(m.id);
   if (m.race) {
-    toast(`Beaten by ${m.race.winner_name} by ${m.race.margin_ms} ms`, 'bad', 3000);
+    const r = m.race;
+    if (closeRace(r.margin_ms)) {
+      toast(r.margin_ms == null ? `Beaten to it by ${r.winner_name}` : `Beaten by ${r.winner_name} by ${gapWords(r.margin_ms)}`, 'bad', 3000);
+    } else {
+      toast(`Too late: ${r.winner_name}'s ${label(r.card)} went to foundation ${r.foundation} ${gapWords(r.margin_ms)} before yours`, 'bad', 3500);
+    }
     beep('race');
   } else {
     toast(m.error ? friendly(m.error) : 'Not allowed', 'bad');
@@ -434,6 +439,8 @@ function seatLatency(seat) {
 
 // ------------------------------------------------------------------ drawing
 
+const WATCHING = 'You are watching. Only the host can seat you, between matches: ask them.';
+
 function topbar() {
   const room = S.room;
   const match = room.match;
@@ -445,7 +452,9 @@ function topbar() {
     match ? h('span', {class: 'pill', id: 'round-no', text: `Round ${match.round}`}) : null,
     totals ? h('span', {class: 'pill', id: 'totals', title: totals, text: totals}) : null,
     S.status !== 'open' ? h('span', {class: 'pill warn', text: 'Reconnecting…'}) : null,
-    S.you && S.you.seat == null ? h('span', {class: 'pill', text: 'Watching'}) : null,
+    // A watcher's mark says, on a tap, how a seat comes (a title alone is no use on touch).
+    S.you && S.you.seat == null ? h('button', {class: 'pill', id: 'watching', title: WATCHING,
+      onclick: () => toast(WATCHING, '', 5000)}, 'Watching') : null,
     h('span', {class: 'spacer'}),
     S.result && S.resultsHidden && (room.phase === 'round_over' || room.phase === 'match_over')
       ? h('button', {id: 'show-results', onclick: () => { S.resultsHidden = false; render(); }}, 'Results') : null,
@@ -454,6 +463,7 @@ function topbar() {
     h('button', {id: 'menu-btn', class: 'menu-btn', 'aria-expanded': String(!!S.menuOpen), 'aria-controls': 'tools',
       onclick: () => { S.menuOpen = !S.menuOpen; render(); }}, 'Menu'),
     h('div', {id: 'tools', class: 'tools' + (S.menuOpen ? ' open' : '')},
+      match ? menuScores(match) : null,
       h('button', {id: 'sound', 'aria-pressed': String(!soundOn()), title: 'Sounds on or off (remembered)',
         onclick: () => { setSound(!soundOn()); render(); }}, 'Mute'),
       h('button', {id: 'four-colour', 'aria-pressed': String(document.body.classList.contains('four-colour')), onclick: toggleFourColour,
@@ -461,6 +471,23 @@ function topbar() {
       h('button', {id: 'help-btn', onclick: () => { S.menuOpen = false; toggleHelp(); }, 'aria-keyshortcuts': '?'}, 'Help', h('span', {class: 'key'}, ' (?)')),
       h('a', {href: '/', id: 'leave', onclick: (e) => { e.preventDefault(); if (leaveConfirmed()) go('/'); }, title: `Leave (your seat waits for you) · call word: ${word}`}, 'Leave')),
   ];
+}
+
+/** The match's scores in the phone's menu (the top bar has no room for them there): the
+ *  round and each seat's total, best first. Shown by style.css on a phone only. */
+function menuScores(match) {
+  const totals = match.totals.map((v, s) => ({s, v}));
+  const order = [...totals].sort((a, b) => b.v - a.v || a.s - b.s);
+  const target = S.room.options.target_score;
+  const mySeat = S.you ? S.you.seat : null;
+  return h('section', {id: 'menu-scores', 'aria-label': 'Scores'},
+    h('p', {text: `Round ${match.round}${target ? ` · to ${target} points` : ''}`}),
+    h('table', {class: 'data'},
+      h('caption', {class: 'sr-only', text: 'Match totals: place, seat, points'}),
+      h('tbody', {}, order.map(({s, v}) => h('tr', {class: s === mySeat ? 'me' : '', dataset: {seat: String(s)}},
+        h('td', {text: String(1 + totals.filter((t) => t.v > v).length)}),
+        h('th', {scope: 'row'}, h('span', {class: 'seatname'}, ownerMark(s, seatInitial(s)), h('span', {text: seatName(s)}))),
+        h('td', {text: String(v)}))))));
 }
 
 /** Whether to leave: at once, unless a round is being played in the player's own seat (a
@@ -576,7 +603,7 @@ function overlays() {
     key = 'help';
     sheet = () => helpSheet(toggleHelp, room && room.options);
   } else if (S.result && !S.resultsHidden && (room.phase === 'round_over' || room.phase === 'match_over')) {
-    key = JSON.stringify(['results', S.result, room.phase, room.players.map((p) => p.name), S.you && S.you.host]);
+    key = JSON.stringify(['results', S.result, room.phase, room.players.map((p) => [p.name, p.seat, p.hand]), S.you && S.you.host, S.you && S.you.seat]);
     sheet = () => resultsSheet(app, S.result, seatName, S.you ? S.you.seat : null);
   }
   if (key === overlayKey && (!key || (overlayEl && overlayEl.isConnected))) return;
@@ -658,7 +685,8 @@ export function describeCard(code) { return label(code); }
 
 route();
 
-// Keep the page's files for an instant (and offline) start; see sw.js.
+// Keep the page's files for an instant (and offline) start; see sw.js. Once, as the page
+// loads (it was registered again at every move between screens, too).
 if ('serviceWorker' in navigator) {
   navigator.serviceWorker.register('/sw.js').catch(() => { /* not over plain http elsewhere */ });
 }

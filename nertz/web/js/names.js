@@ -67,3 +67,37 @@ export function valueName(value) {
   const text = value === true ? 'on' : value === false ? 'off' : value === null ? 'none' : String(value);
   return VALUE_NAMES[text] || text;
 }
+
+/** A word's first letter in lower case, for use mid-sentence ("Nertz" keeps its capital). */
+function midSentence(text) {
+  return /^Nertz\b/.test(text) ? text : text.charAt(0).toLowerCase() + text.slice(1);
+}
+
+/** A changed option in a sentence: "play to 50 points", "Nertz pile size 10", "grace after a
+ *  call 500 ms", "calling: called as the pile empties". A number goes after the option's name
+ *  with its unit (the name's bracket); a word after a colon. */
+export function optionWords(code, value) {
+  const full = optionName(code);
+  const m = /^(.*?)\s*\((.+)\)$/.exec(full);
+  const name = midSentence(m ? m[1] : full);
+  const unit = m ? (value === 1 && m[2] === 'points' ? 'point' : m[2]) : '';
+  if (typeof value === 'number') return `${name} ${value}${unit ? ` ${unit}` : ''}`;
+  return `${name}: ${midSentence(String(valueName(value)))}`;
+}
+
+/** A foundation race is announced as one when its margin is within a person's reaction time:
+ *  a card played that soon after another's was played without having seen it (a person needs
+ *  about a quarter of a second to see a change and move). A card later than this was simply
+ *  too late: the other's card was already there to be seen. docs/web.md says so. */
+export const CLOSE_RACE_MS = 250;
+
+/** Whether a race's margin (`margin_ms`, null when the server could not measure it) makes it
+ *  a close race: within CLOSE_RACE_MS, or unknown (the server called it a race). */
+export function closeRace(ms) { return ms == null || ms <= CLOSE_RACE_MS; }
+
+/** A margin in words: a close race's in milliseconds ("12 ms"), a longer one in seconds
+ *  ("0.8 s", "1.2 s", "12 s": "799 ms" read as a photo finish). */
+export function gapWords(ms) {
+  if (ms <= CLOSE_RACE_MS) return `${ms} ms`;
+  return ms < 10000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
+}

@@ -9,6 +9,7 @@ import {clone} from './rules.js';
 import {TableView} from './table.js';
 import {rulesText} from './screens.js';
 import {analysisSlot, WHY} from './analysis.js';
+import {closeRace, gapWords} from './names.js';
 
 /** Apply one frame step to a table view (a copy). */
 export function applyStep(table, step) {
@@ -263,13 +264,18 @@ export class ReplayViewer {
     const name = (s) => this.names[s] ?? `Seat ${s + 1}`;
     for (const r of here) {
       const card = this.root.querySelector(`.opp[data-seat="${r.loser}"] .card[data-card="${r.card}"]`);
+      // A close race (within a reaction time) is a race; a card most of a second later was
+      // simply too late, and says so.
+      const close = closeRace(r.margin_ms);
       if (card) {
         card.classList.add('race-lost');
-        card.setAttribute('aria-label', `${card.getAttribute('aria-label')}: lost the race for foundation ${r.foundation}`);
+        card.setAttribute('aria-label', `${card.getAttribute('aria-label')}: ${close ? 'lost the race for' : 'too late for'} foundation ${r.foundation}`);
       }
       this.status.append(h('span', {class: 'race-note', dataset: {winner: String(r.winner)},
-        text: ` · ${name(r.winner)} beat ${name(r.loser)}'s ${label(r.card)} to foundation ${r.foundation}`
-          + (r.margin_ms == null ? '' : ` by ${r.margin_ms} ms`)}));
+        text: close
+          ? ` · ${name(r.winner)} beat ${name(r.loser)}'s ${label(r.card)} to foundation ${r.foundation}`
+            + (r.margin_ms == null ? '' : ` by ${gapWords(r.margin_ms)}`)
+          : ` · ${name(r.loser)}'s ${label(r.card)} came ${gapWords(r.margin_ms)} after ${name(r.winner)}'s: too late for foundation ${r.foundation}`}));
     }
   }
 

@@ -6,7 +6,7 @@ import {h, fill, refill, toast, store} from './dom.js';
 import {ownerMark} from './cards.js';
 import {api, busy} from './net.js';
 import {analysisSlot, fetchAnalysis, sameDealButton, uploadAnalysis} from './analysis.js';
-import {presetName, optionName, valueName} from './names.js';
+import {presetName, optionName, optionWords, valueName} from './names.js';
 
 // ------------------------------------------------------------------ home
 
@@ -92,9 +92,9 @@ export async function homeScreen(root, app) {
     const n = Object.keys(diff).length;
     count.textContent = n ? `${n} changed from the preset` : 'as the preset';
     // The line under the rules says what the room will play, changes included (teams, say).
-    const words = Object.entries(diff).map(([k, v]) => `${optionName(k).toLowerCase()}: ${String(valueName(v)).toLowerCase()}`);
+    const words = Object.entries(diff).map(([k, v]) => optionWords(k, v));
     const base = current().summary;
-    summary.textContent = words.length ? `${base}${/[.!?]$/.test(base) ? '' : '.'} Changed: ${words.join('; ')}.` : base;
+    summary.textContent = words.length ? `${base}${/[.!?]$/.test(base) ? '' : '.'} Changed from the preset: ${words.join('; ')}.` : base;
     showCodes();
   };
   const count = h('span', {class: 'muted small'});
@@ -213,9 +213,14 @@ export function joinScreen(root, app, room) {
     } catch (e) { err.textContent = e.message; }
   };
   const seated = room.players.filter((p) => p.seat != null).length;
-  const join = h('button', {class: 'primary', id: 'join-room', onclick: () => go(false)},
-    room.phase === 'lobby' ? 'Take a seat' : 'Wait for a seat (watching meanwhile)');
-  name.addEventListener('keydown', (e) => { if (e.key === 'Enter') go(false); });
+  // A full room, or a match under way, takes newcomers as watchers (docs/protocol.md): say so
+  // before they join, and how a seat comes (the host gives it, between matches).
+  const seatFree = room.phase === 'lobby' && seated < placesCount(room);
+  const join = seatFree ? h('button', {class: 'primary', id: 'join-room', onclick: () => go(false)}, 'Take a seat') : null;
+  const watch = h('button', {id: 'watch-only', class: seatFree ? '' : 'primary', onclick: () => go(true)},
+    seatFree ? 'Just watch' : 'Join to watch');
+  const why = seatFree ? null : h('p', {id: 'join-watch-how', text: `${room.phase === 'lobby' ? 'Every seat is taken' : 'A match is being played'}: you join as a watcher. ${HOST_SEATS}`});
+  name.addEventListener('keydown', (e) => { if (e.key === 'Enter') go(!seatFree); });
   fill(root, h('div', {class: 'screen', id: 'join-screen'},
     h('h1', {class: 'brand', text: 'Nertz'}),
     h('div', {class: 'panel'},
@@ -223,12 +228,23 @@ export function joinScreen(root, app, room) {
       h('p', {text: `${placesText(room, seated)} · ${rulesText(room)}`}),
       h('ul', {}, room.players.map((p) => h('li', {text: p.name + (p.bot ? ` (${p.level} bot)` : '')}))),
       h('label', {class: 'field'}, h('span', {text: 'Your name'}), name),
+      why,
       err,
-      h('div', {class: 'row'}, join, h('button', {id: 'watch-only', onclick: () => go(true)}, 'Just watch'),
+      h('div', {class: 'row'}, join, watch,
         h('a', {href: '/', onclick: (e) => { e.preventDefault(); app.go('/'); }}, 'Home'))),
     h('details', {class: 'panel', id: 'join-how'}, h('summary', {}, 'New to Nertz? How to play, in a minute'),
       howToPlay(room.options))));
   name.focus();
+}
+
+/** How a watcher gets a seat: the host alone seats people (the `assign` command), and only
+ *  between matches. */
+const HOST_SEATS = 'Only the host can give you a seat, between matches: ask them.';
+
+/** How many people the room seats: its seats, or under teams two places a seat. */
+function placesCount(room) {
+  const teams = room.options && room.options.teams && room.options.teams !== 'off';
+  return teams ? room.seats * 2 : room.seats;
 }
 
 /** How full the room is: seats, or under teams the places of its teams of two. */
@@ -242,8 +258,8 @@ function placesText(room, seated) {
 export function rulesText(room) {
   const spec = room.rules;
   if (typeof spec === 'string') return `Rules: ${presetName(spec)}`;
-  const extra = Object.entries(spec).filter(([k]) => k !== 'preset').map(([k, v]) => `${optionName(k).toLowerCase()}: ${valueName(v).toLowerCase()}`);
-  return `Rules: ${presetName(spec.preset)}${extra.length ? '; ' + extra.join('; ') : ''}`;
+  const extra = Object.entries(spec).filter(([k]) => k !== 'preset').map(([k, v]) => optionWords(k, v));
+  return `Rules: ${presetName(spec.preset)}${extra.length ? `, changed: ${extra.join('; ')}` : ''}`;
 }
 
 // ------------------------------------------------------------------ lobby
@@ -291,7 +307,6 @@ export function lobbyScreen(root, app) {
       seatsList.append(li);
     }
   }
-  const watchers = room.players.filter((p) => p.seat == null);
   const me = you && room.players.find((p) => p.id === you.player);
   // Ready only tells the host: the host, who starts the match, has nobody to tell.
   const ready = isHost ? null : h('button', {id: 'ready', 'aria-pressed': me && me.ready ? 'true' : 'false',
@@ -315,7 +330,7 @@ export function lobbyScreen(root, app) {
   refill(root, h('div', {class: 'screen', id: 'lobby'},
     h('div', {class: 'row'}, h('h1', {class: 'grow'}, 'Room ', h('span', {class: 'code', id: 'room-code', text: room.code})),
       h('a', {href: '/', onclick: (e) => { e.preventDefault(); app.go('/'); }}, 'Home')),
-    h('div', {class: 'row'}, h('p', {class: 'muted', text: rulesText(room)}),
+    h('div', {class: 'row'}, h('p', {class: 'muted rules-text', text: rulesText(room)}),
       // The rules in words for a newcomer (the help also opens with ?, which nothing said).
       h('button', {id: 'lobby-help', type: 'button', 'aria-keyshortcuts': '?', onclick: () => app.help()}, 'How to play')),
     h('div', {class: 'panel'},
@@ -324,15 +339,76 @@ export function lobbyScreen(root, app) {
       h('p', {class: 'small muted'}, 'Or give them the code ', h('strong', {text: room.code}), '.')),
     h('div', {class: 'panel'},
       h('h2', {text: `Seats (${room.seats})${teams ? ': teams of two' : ''}`}),
-      fill ? h('div', {class: 'actions'}, fill) : null,
+      // Clear of the seat list (it touched the first seat on a phone).
+      fill ? h('div', {class: 'actions fill-row'}, fill) : null,
       seatsList,
-      watchers.length ? h('p', {class: 'small'}, 'Watching: ', watchers.map((p, i) => [i ? ', ' : '', h('span', {text: p.name})])) : null,
+      watchersList(app, room),
+      watchHow(app, room, full),
       h('div', {class: 'actions'}, you && you.seat != null ? ready : null, start,
         isHost ? (full ? h('span', {class: 'muted small', id: 'start-how', text: 'Start counts down, then everyone plays at once: there are no turns.'}) : null)
           : h('span', {class: 'muted small', id: 'ready-how', text: you && you.seat != null
             ? '"I\'m ready" shows the host you are set; the host starts the match.' : 'The host starts the match.'}))),
     roomRatings(room),
     matchesPanel(app, room)));
+}
+
+/** Who watches, for everyone to see; the host gets, for each, a pick of the seat to give them
+ *  (a free one, or one whose bot leaves or whose player goes to watching in exchange): a
+ *  watcher of a full room had no way to be seated. Null when nobody watches. */
+export function watchersList(app, room) {
+  const watchers = room.players.filter((p) => p.seat == null && !p.vacant);
+  if (!watchers.length) return null;
+  const isHost = app.S.you && app.S.you.host;
+  return h('div', {id: 'watchers-panel'},
+    h('h3', {text: `Watching (${watchers.length})`}),
+    h('ul', {class: 'seats watchers', id: 'watchers'}, watchers.map((p) => {
+      const li = h('li', {class: 'seat', dataset: {player: p.id}},
+        h('span', {class: 'who'}, h('span', {class: 'player-name', text: p.name}),
+          app.S.you && p.id === app.S.you.player ? h('span', {class: 'tag', text: 'you'}) : null,
+          h('span', {class: 'tag ' + (p.connected ? 'ok' : 'off'), text: p.connected ? 'here' : 'away'})));
+      if (isHost && p.id !== app.S.you.player && room.phase !== 'countdown' && room.phase !== 'playing') {
+        li.append(seatGiver(app, p, room));
+        li.append(h('button', {class: 'danger', id: `kick-${p.id}`, onclick: () => app.send({type: 'kick', player: p.id})}, 'Remove'));
+      }
+      return li;
+    })));
+}
+
+/** The host's pick of a seat for watcher `p`: each place says what giving it does. */
+function seatGiver(app, p, room) {
+  const teams = room.options && room.options.teams && room.options.teams !== 'off';
+  const options = [];
+  for (let s = 0; s < room.seats; s++) {
+    for (const hand of teams ? [0, 1] : [0]) {
+      const there = room.players.find((q) => q.seat === s && (q.hand || 0) === hand);
+      const place = teams ? `seat ${s + 1}, ${hand ? 'second' : 'first'} partner` : `seat ${s + 1}`;
+      const what = !there ? 'free' : there.bot ? `${there.name} leaves` : `${there.name} goes to watching`;
+      options.push(h('option', {value: `${s}:${hand}`, text: `${place} (${what})`}));
+    }
+  }
+  const sel = h('select', {'aria-label': `Give ${p.name} a seat`, id: `seat-${p.id}`},
+    h('option', {value: '', text: 'Give a seat…'}), options);
+  sel.addEventListener('change', () => {
+    if (!sel.value) return;
+    const [seat, hand] = sel.value.split(':').map(Number);
+    const there = room.players.find((q) => q.seat === seat && (q.hand || 0) === hand);
+    // The seat is freed first (a bot leaves, a person watches), then given: the server takes
+    // one socket's commands in order.
+    if (there && there.bot) app.send({type: 'kick', player: there.id});
+    else if (there) app.send({type: 'assign', player: there.id, seat: null, hand: 0});
+    app.send({type: 'assign', player: p.id, seat, hand});
+  });
+  return sel;
+}
+
+/** What a watcher (not the host) is told, with the seats, where they look for one: only the
+ *  host seats people, between matches. Null for anyone seated. */
+export function watchHow(app, room, full) {
+  const you = app.S.you;
+  if (!you || you.seat != null || you.host) return null;
+  const host = room.players.find((q) => q.id === room.host);
+  return h('p', {id: 'watch-how', class: 'watch-how'},
+    `You are watching${full ? ': every seat is taken.' : '.'} Only the host${host ? `, ${host.name},` : ''} can give you a seat, between matches: ask them.`);
 }
 
 /** The bots' levels, each with a line on how it plays. */
@@ -453,6 +529,9 @@ export function resultsSheet(app, result, names, mySeat) {
     h('h2', {text: over ? `Match over. ${winner}` : `Standings${target ? ` (to ${target})` : ''}`}),
     standings,
     flagsNote(room, names),
+    // Between matches the host may seat a watcher (a rematch keeps the seats as they are).
+    over ? watchersList(app, room) : null,
+    over ? watchHow(app, room, true) : null,
     over && result.match ? ratingChanges(result.match) : null,
     over && result.match ? analysisSlot(() => fetchAnalysis(result.match), {mySeat}) : null,
     // Last: the bar sticks to the sheet's foot (style.css), over whatever would follow it.

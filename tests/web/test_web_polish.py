@@ -1,0 +1,341 @@
+"""What a newcomer's review of the page in a real browser found (at 1280x800, 390x844, 844x390,
+768x1024 and 1024x1366): races told truthfully (a card most of a second late was late, not
+beaten in a race), a watcher of a full room told how to get a seat and the host able to seat
+them, the match's scores on a phone during play, messages off a phone's full-height dialog,
+the sideways phone's menu on one line a setting, a changed option read cleanly, the lobby's
+fill button clear of the seats, the service worker registered once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from page_checks import assert_no_axe_violations, shot
+from test_web_game import add_bots, seat_room, wait_name, wait_table
+from test_web_screens import NEXT_FRAMES, QUICK_RULES, open_page, play_to_the_results
+
+TOASTS = "() => [...document.querySelectorAll('#toasts .toast')].map((t) => t.textContent)"
+
+
+def wait_toast(page: Any, text: str) -> None:
+    page.wait_for_function(f"() => ({TOASTS})().includes({json.dumps(text)})")
+
+
+def test_a_close_race_is_announced_and_a_late_card_is_told_it_was_late(
+        server: Any, new_page: Any, artifacts: Path) -> None:
+    # "You beat Casual bot 3 by 799 ms": a card most of a second later was no race, it was
+    # late. The server's messages stay as they are (docs/protocol.md); the page words them:
+    # within a reaction time (250 ms) a race, for all to see; beyond it, only the late player
+    # hears, that they were too late, the margin in seconds.
+    page = new_page(viewport={"width": 1280, "height": 800})
+    sockets: list[Any] = []
+
+    def through(ws: Any) -> None:  # the room's socket, passed through; the test adds messages
+        ws.connect_to_server()
+        sockets.append(ws)
+
+    page.route_web_socket("**/ws/**", through)
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=3)
+    add_bots(page, "beginner", 2)
+    page.click("#start")
+    wait_table(page)
+    assert page.evaluate("() => window.nertz.S.you.seat") == 0
+    ws = sockets[-1]
+
+    def say(**m: Any) -> None:
+        ws.send(json.dumps(m))
+
+    race = {"foundation": 3, "card": "5H"}
+    # Late: neither the winner nor the onlookers hear of a "race"; then a close one, which
+    # both hear (messages are handled in order: the late ones were seen first).
+    say(type="race_won", loser=1, loser_name="Bea", margin_ms=799, **race)
+    say(type="race", winner=1, winner_name="Bea", loser=2, loser_name="Cy", margin_ms=1234,
+        **race)
+    say(type="race_won", loser=1, loser_name="Bea", margin_ms=12, **race)
+    say(type="race", winner=1, winner_name="Bea", loser=2, loser_name="Cy", margin_ms=40, **race)
+    wait_toast(page, "You beat Bea by 12 ms")
+    wait_toast(page, "Bea beat Cy to foundation 3 by 40 ms")
+    shown = page.evaluate(TOASTS)
+    assert not any("799" in t or "0.8 s" in t or "1234" in t or "1.2 s" in t for t in shown), shown
+    # The loser of a late card is told it was late, in seconds; of a close race, by whom and
+    # by how much; a margin the server could not measure still reads as words.
+    say(type="rejected", id="x1", move="N-F3", error="lost the race",
+        race={"winner": 1, "winner_name": "Bea", "loser": 0, "margin_ms": 799, **race})
+    wait_toast(page, "Too late: Bea's 5 of hearts went to foundation 3 0.8 s before yours")
+    shot(page, artifacts, "race-late-1280x800")
+    say(type="rejected", id="x2", move="N-F3", error="lost the race",
+        race={"winner": 1, "winner_name": "Bea", "loser": 0, "margin_ms": 40, **race})
+    wait_toast(page, "Beaten by Bea by 40 ms")
+    say(type="rejected", id="x3", move="N-F3", error="lost the race",
+        race={"winner": 1, "winner_name": "Bea", "loser": 0, "margin_ms": None, **race})
+    wait_toast(page, "Beaten to it by Bea")
+    say(type="race_won", loser=1, loser_name="Bea", margin_ms=None, **race)
+    wait_toast(page, "You beat Bea to it")
+    say(type="race", winner=1, winner_name="Bea", loser=2, loser_name="Cy", margin_ms=None,
+        **race)
+    wait_toast(page, "Bea beat Cy to foundation 3")
+    assert not any("null" in t or "undefined" in t for t in page.evaluate(TOASTS))
+    # The words themselves, at the threshold and for long margins.
+    words = page.evaluate("""async () => {
+        const n = await import('/static/js/names.js');
+        return [n.CLOSE_RACE_MS, n.closeRace(250), n.closeRace(251), n.closeRace(null),
+                ...[0, 250, 799, 1234, 12345].map(n.gapWords)];
+    }""")
+    assert words == [250, True, False, True, "0 ms", "250 ms", "0.8 s", "1.2 s", "12 s"], words
+
+
+def test_a_replay_tells_a_late_card_from_a_race(server: Any, new_page: Any) -> None:
+    # The viewer and the analysis worded every lost foundation play as a race "by 799 ms".
+    src = Path(__file__).resolve().parents[1] / "golden_analysis" / "01_missed_and_races.nertz.json"
+    data = json.loads(src.read_text())
+    # Ben's 3 of spades, refused 100 ms after Ann's: made 800 ms.
+    late = [m for m in data["rounds"][0]["moves"] if m["t"] == 9100 and m["p"] == 1]
+    assert len(late) == 1, "the golden file's 100 ms race moved"
+    late[0]["t"] = 9800
+    page = new_page()
+    page.goto(server.base + "/")
+    page.set_input_files("#replay-file", files=[{
+        "name": "late.nertz.json", "mimeType": "application/json",
+        "buffer": json.dumps(data).encode()}])
+    page.wait_for_selector("#replay-analysis .analysis-jump")
+    ann = page.text_content('#replay-analysis .analysis-seat[data-seat="0"]') or ""
+    assert "Races won 0, lost 1 (to Ben by 10 ms)." in ann, ann
+    ben = page.text_content('#replay-analysis .analysis-seat[data-seat="1"]') or ""
+    assert "Races won 1 (beat Ann by 10 ms), lost 0; 1 card too late (0.8 s after Ann)." in ben, ben
+    # At the winning play, the viewer says the card came too late, not that it lost a race.
+    for _ in range(10):
+        said = page.text_content("#replay-step") or ""
+        if "0.8 s" in said:
+            break
+        page.keyboard.press("ArrowRight")
+    assert "Ben's 3 of spades came 0.8 s after Ann's: too late for foundation 1" in said, said
+
+
+def test_a_watcher_of_a_full_room_is_told_how_to_get_a_seat(server: Any, new_page: Any,
+                                                             axe: str, artifacts: Path) -> None:
+    # A spectator of a full room was not told that only the host can seat them, and only
+    # between matches; the host saw a "Watching: Sam" line with no way to seat Sam.
+    host = new_page(viewport={"width": 1280, "height": 800})
+    r = seat_room(server, host, "Ann", rules={"preset": "pagat"}, seats=2)
+    add_bots(host, "beginner", 1)
+    sam = open_page(new_page, (390, 844))
+    sam.goto(f"{server.base}/r/{r['code']}")
+    sam.wait_for_selector("#watch-only")
+    said = sam.text_content("#join-screen") or ""
+    assert "Every seat is taken" in said and "the host" in said, said
+    assert sam.locator("#join-room").count() == 0  # no seat to take: watching, said so
+    assert sam.text_content("#watch-only") == "Join to watch"
+    sam.fill("#name", "Sam")
+    sam.tap("#watch-only")
+    sam.wait_for_selector("#lobby #watch-how")
+    how = sam.text_content("#watch-how") or ""
+    assert "You are watching: every seat is taken." in how, how
+    assert "Only the host, Ann, can give you a seat, between matches: ask them." in how, how
+    shot(sam, artifacts, "watcher-lobby-390x844")
+    # The note is with the seats, where the watcher looks for one.
+    assert sam.evaluate("() => !!document.querySelector('#seats ~ #watch-how')")
+    # The host sees the watcher, and seats them in the bot's place in one pick.
+    host.wait_for_selector("#watchers li[data-player]")
+    assert "Sam" in (host.text_content("#watchers") or "")
+    shot(host, artifacts, "host-watchers-1280x800")
+    assert_no_axe_violations(host, axe, "the host's lobby with a watcher")
+    assert_no_axe_violations(sam, axe, "a watcher's lobby")
+    pick = host.locator("#watchers select")
+    options = pick.locator("option").all_text_contents()
+    assert any("seat 2" in o and "leaves" in o for o in options), options
+    value = pick.locator("option", has_text="seat 2").get_attribute("value")
+    pick.select_option(value)
+    wait_name(host, "Sam")
+    sam.wait_for_function("() => window.nertz.S.you.seat === 1")
+    sam.wait_for_selector("#watch-how", state="detached")
+    assert host.locator("#watchers").count() == 0
+    # At the table, a watcher's mark says the same.
+    guest = open_page(new_page, (1280, 800))
+    guest.goto(f"{server.base}/r/{r['code']}")
+    guest.fill("#name", "Tia")
+    guest.click("#watch-only")
+    guest.wait_for_selector("#watch-how")
+    host.click("#start")
+    wait_table(host)
+    guest.click("#watching")
+    wait_toast(guest, "You are watching. Only the host can seat you, between matches: ask them.")
+
+
+def test_the_host_seats_a_watcher_from_a_finished_matchs_results(server: Any, new_page: Any,
+                                                                  artifacts: Path) -> None:
+    # Seats change only between matches, and after the first one the page shows the results,
+    # not the lobby: the host seats the watcher there, before the rematch.
+    host = new_page()
+    r = seat_room(server, host, "Ann", rules=QUICK_RULES, seats=2)
+    add_bots(host, "beginner", 1)
+    sam = new_page()
+    sam.goto(f"{server.base}/r/{r['code']}")
+    sam.fill("#name", "Sam")
+    sam.click("#watch-only")
+    sam.wait_for_selector("#watch-how")
+    host.click("#start")
+    wait_table(host)
+    play_to_the_results(host)
+    sam.wait_for_selector("#results #watch-how")
+    host.wait_for_selector("#results #watchers select")
+    host.locator("#results #watchers").scroll_into_view_if_needed()
+    shot(host, artifacts, "results-watchers-1280x860")
+    pick = host.locator("#results #watchers select")
+    pick.select_option(pick.locator("option", has_text="seat 2").get_attribute("value"))
+    sam.wait_for_function("() => window.nertz.S.you.seat === 1")
+    host.wait_for_selector("#results #watchers", state="detached")
+    host.click("#rematch")
+    wait_table(sam)
+
+
+def test_a_phone_shows_the_match_scores_during_play(server: Any, new_page: Any, axe: str,
+                                                     artifacts: Path) -> None:
+    # On a phone the scores were hidden (the top bar has no room): a player had to wait for
+    # the results to know the match. The menu holds them, without crowding the table.
+    page = open_page(new_page, (390, 844))
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=3)
+    add_bots(page, "beginner", 2, tap=True)
+    page.tap("#start")
+    wait_table(page)
+    page.evaluate("""() => {
+        const m = window.nertz.S.room.match;
+        window.nertz.S.room.match = {...m, round: 3, totals: [42, -7, 15]};
+        window.nertz.render();
+    }""")
+    assert not page.locator("#menu-scores").is_visible()  # the table keeps its room
+    page.tap("#menu-btn")
+    page.wait_for_selector("#menu-scores", state="visible")
+    rows = page.evaluate("""() => [...document.querySelectorAll('#menu-scores tbody tr')].map(
+        (r) => [r.cells[0].textContent, r.querySelector('.seatname > :last-child').textContent,
+                r.cells[2].textContent])""")
+    assert len(rows) == 3, rows
+    assert rows[0] == ["1", "Ann", "42"], rows  # by total, best first
+    assert [r[2] for r in rows[1:]] == ["15", "-7"], rows
+    assert "Round 3" in (page.text_content("#menu-scores") or "")
+    box = page.locator("#tools").bounding_box()
+    assert box and box["y"] + box["height"] <= 844 and box["x"] >= 0, box
+    shot(page, artifacts, "menu-scores-390x844")
+    assert_no_axe_violations(page, axe, "the phone's menu with the scores")
+
+
+SHEET_COVERED = """() => {
+  const s = document.querySelector('.overlay .sheet').getBoundingClientRect();
+  return [...document.querySelectorAll('#toasts .toast')].map((e) => e.getBoundingClientRect())
+    .filter((t) => t.width && Math.min(t.right, s.right) > Math.max(t.left, s.left)
+      && Math.min(t.bottom, s.bottom) > Math.max(t.top, s.top))
+    .map((t) => [t.left, t.top, t.right, t.bottom]);
+}"""
+"""Where the shown messages overlap the open sheet (none may)."""
+
+
+def test_a_message_keeps_off_a_full_height_dialog_on_a_phone(server: Any, new_page: Any,
+                                                              artifacts: Path) -> None:
+    # The help fills a phone's screen: a message shown over it sat on its words.
+    page = open_page(new_page, (390, 844))
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=2)
+    add_bots(page, "beginner", 1, tap=True)
+    page.tap("#start")
+    wait_table(page)
+    page.keyboard.press("?")
+    page.wait_for_selector("#help")
+    page.evaluate("""async () => {
+        const dom = await import('/static/js/dom.js');
+        dom.toast('Everyone was stuck: the stocks were turned and rotated.', '', 60000);
+        dom.toast('Bea: Nertz!', 'good', 60000);
+    }""")
+    page.evaluate(NEXT_FRAMES)
+    shot(page, artifacts, "help-message-390x844")
+    assert page.evaluate(SHEET_COVERED) == []
+    # The sheet is still whole on the screen (it gave the messages room, it did not go under).
+    box = page.locator(".overlay .sheet").bounding_box()
+    assert box and box["y"] >= 0 and box["y"] + box["height"] <= 844 + 0.5, box
+    # Once they go, the sheet has its room back.
+    page.evaluate("() => document.querySelectorAll('#toasts .toast').forEach((t) => t.remove())")
+    page.wait_for_function("() => document.querySelector('.overlay .sheet')"
+                           ".getBoundingClientRect().top < 20")
+
+
+ONE_LINE = """(sel) => [...document.querySelectorAll(sel)].filter((b) => {
+  const r = document.createRange();
+  r.selectNodeContents(b);
+  const rows = [...r.getClientRects()].filter((x) => x.width).map((x) => Math.round(x.top));
+  const tops = new Set(rows);
+  return tops.size > 1;
+}).map((b) => b.textContent)"""
+"""The buttons whose words take more than one line."""
+
+
+def test_the_sideways_phones_settings_keep_to_one_line(server: Any, new_page: Any,
+                                                      artifacts: Path) -> None:
+    # Held sideways, a phone's top bar holds the settings; with six seats' scores beside them
+    # "Four colours" broke over two lines (the scores must give way, not the buttons).
+    page = open_page(new_page, (844, 390))
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=6)
+    page.tap("#fill-bots")
+    page.wait_for_function("() => document.querySelectorAll('#seats .player-name').length === 6")
+    page.tap("#start")
+    wait_table(page)
+    shot(page, artifacts, "topbar-844x390")
+    assert page.evaluate(ONE_LINE, "#tools > button, #tools > a, #menu-btn") == []
+    tops = page.evaluate("""() => [...document.querySelectorAll('.topbar button, .topbar a')]
+        .filter((b) => b.getClientRects().length)
+        .map((b) => { const r = b.getBoundingClientRect(); return [r.top, r.right]; })""")
+    assert tops and max(t for t, _ in tops) - min(t for t, _ in tops) < 4, tops  # one row
+    assert max(r for _, r in tops) <= 844, tops
+
+
+def test_a_changed_target_score_reads_cleanly(server: Any, new_page: Any, artifacts: Path) -> None:
+    # "Changed: play to (points): 50." — a unit in brackets and two colons in a row.
+    page = new_page(viewport={"width": 1280, "height": 800})
+    page.goto(server.base + "/")
+    page.wait_for_selector("#create")
+    page.click("#options summary")
+    page.fill('[name="target_score"]', "50")
+    page.fill('[name="nertz_pile_size"]', "10")
+    said = page.text_content("#preset-summary") or ""
+    assert said.endswith(" Changed from the preset: Nertz pile size 10; play to 50 points."), said
+    assert "(" not in said and ": :" not in said
+    page.locator("#preset-summary").screenshot(path=str(artifacts / "summary-changed.png"))
+    page.fill("#name", "Ann")
+    page.click("#create")
+    page.wait_for_selector("#lobby")
+    rules = page.text_content("#lobby .rules-text") or ""
+    want = "Rules: Pounce (pagat.com), changed: Nertz pile size 10; play to 50 points"
+    assert rules == want, rules
+
+
+def test_fill_the_seats_stands_clear_of_the_seat_list_on_a_phone(server: Any,
+                                                                 new_page: Any,
+                                                                 artifacts: Path) -> None:
+    page = open_page(new_page, (390, 844))
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=4)
+    page.wait_for_selector("#fill-bots")
+    gap = page.evaluate("""() => document.querySelector('#seats').getBoundingClientRect().top
+        - document.querySelector('#fill-bots').getBoundingClientRect().bottom""")
+    shot(page, artifacts, "lobby-fill-390x844")
+    assert gap >= 10, gap
+
+
+COUNT_REGISTERS = """(() => {
+  const real = ServiceWorkerContainer.prototype.register;
+  window.__swRegisters = 0;
+  ServiceWorkerContainer.prototype.register = function (...args) {
+    window.__swRegisters += 1;
+    return real.apply(this, args);
+  };
+})();"""
+
+
+def test_the_service_worker_is_registered_once(server: Any, new_page: Any) -> None:
+    # It was registered as the page loaded and again at every move between screens.
+    page = new_page()
+    page.add_init_script(COUNT_REGISTERS)
+    page.goto(server.base + "/")
+    page.wait_for_selector("#create")
+    page.click("#learn")
+    page.wait_for_function("() => location.pathname === '/learn'")
+    page.go_back()
+    page.wait_for_selector("#create")
+    page.evaluate("() => navigator.serviceWorker.ready")
+    assert page.evaluate("() => window.__swRegisters") == 1
