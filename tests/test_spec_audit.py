@@ -30,7 +30,8 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 # The command from this tree's code: the console script beside the interpreter runs whatever
 # copy the environment installed (from another checkout, in a worktree).
 NERTZ = [sys.executable, "-m", "nertz.cli"]
-NERTZ_ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+NERTZ_ENV = {**os.environ,
+             "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 
 DECK = [r + s for s in "SHDC" for r in "A23456789TJQK"]
 PAD = [c for c in reversed(DECK) if c[0] != "A"]  # Nertz padding: KC QC JC ... (no Aces)

@@ -105,12 +105,15 @@ def server(tmp_path_factory: pytest.TempPathFactory, chromium_ok: None) -> Itera
     """``nertz serve`` on a free port with a temporary database, for the whole session."""
     port = _free_port()
     db = tmp_path_factory.mktemp("web") / "web.db"
-    exe = Path(sys.executable).with_name("nertz")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "nertz.cli"]
+    # This tree's nertz, not the installed console script's: in a second checkout (a git
+    # worktree beside the one the venv installed) that script would serve the other's page.
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
     log = open(db.with_suffix(".log"), "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen([*cmd, "serve", "--port", str(port), "--db", f"sqlite:///{db}",
-                             "--deal-seed", str(DEAL_SEED)],
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen([sys.executable, "-m", "nertz", "serve", "--port", str(port),
+                             "--db", f"sqlite:///{db}", "--deal-seed", str(DEAL_SEED)],
+                            stdout=log, stderr=subprocess.STDOUT, cwd=root, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
         # A busy machine can take many seconds to import and migrate: wait for the answer.
