@@ -18,6 +18,14 @@ from test_web_screens import NEXT_FRAMES, QUICK_RULES, open_page, play_to_the_re
 TOASTS = "() => [...document.querySelectorAll('#toasts .toast')].map((t) => t.textContent)"
 
 
+SEND_LOG = """() => {
+  const real = window.nertz.send;
+  window.__sent = [];
+  window.nertz.send = (m) => { window.__sent.push(m); return real(m); };
+}"""
+"""Records what the page sends from then on (in `window.__sent`)."""
+
+
 def wait_toast(page: Any, text: str) -> None:
     page.wait_for_function(f"() => ({TOASTS})().includes({json.dumps(text)})")
 
@@ -144,9 +152,24 @@ def test_a_watcher_of_a_full_room_is_told_how_to_get_a_seat(server: Any, new_pag
     pick = host.locator("#watchers select")
     options = pick.locator("option").all_text_contents()
     assert any("seat 2" in o and "leaves" in o for o in options), options
-    value = pick.locator("option", has_text="seat 2").get_attribute("value")
-    pick.select_option(value)
+    # A person's seat is not offered (the host would go to watching): they are moved first.
+    assert not any("seat 1" in o for o in options), options
+    # Choosing does nothing by itself: an arrow key on the closed select (Chromium fires
+    # `change` at once) had moved the host to watching.
+    host.evaluate(SEND_LOG)
+    pick.focus()
+    host.keyboard.press("ArrowDown")
+    host.wait_for_function("() => document.querySelector('#watchers select').value !== ''")
+    assert host.evaluate("() => window.__sent") == []
+    assert host.evaluate("() => window.nertz.S.you.seat") == 0
+    assert "Sam" in (host.text_content("#watchers") or "")
+    # The Seat button gives the chosen place; the keyboard goes to Sam's row in the seats.
+    host.click("#watchers button:text-is('Seat')")
     wait_name(host, "Sam")
+    host.wait_for_function("() => document.activeElement && document.activeElement.closest('#seats li')"
+                           " && document.activeElement.closest('li').textContent.includes('Sam')")
+    kinds = [m["type"] for m in host.evaluate("() => window.__sent")]
+    assert kinds == ["kick", "assign"], kinds
     sam.wait_for_function("() => window.nertz.S.you.seat === 1")
     sam.wait_for_selector("#watch-how", state="detached")
     assert host.locator("#watchers").count() == 0
@@ -183,6 +206,7 @@ def test_the_host_seats_a_watcher_from_a_finished_matchs_results(server: Any, ne
     shot(host, artifacts, "results-watchers-1280x860")
     pick = host.locator("#results #watchers select")
     pick.select_option(pick.locator("option", has_text="seat 2").get_attribute("value"))
+    host.click("#results #watchers button:text-is('Seat')")
     sam.wait_for_function("() => window.nertz.S.you.seat === 1")
     host.wait_for_selector("#results #watchers", state="detached")
     host.click("#rematch")

@@ -350,6 +350,7 @@ export function lobbyScreen(root, app) {
             ? '"I\'m ready" shows the host you are set; the host starts the match.' : 'The host starts the match.'}))),
     roomRatings(room),
     matchesPanel(app, room)));
+  claimFocus();
 }
 
 /** Who watches, for everyone to see; the host gets, for each, a pick of the seat to give them
@@ -367,38 +368,65 @@ export function watchersList(app, room) {
           app.S.you && p.id === app.S.you.player ? h('span', {class: 'tag', text: 'you'}) : null,
           h('span', {class: 'tag ' + (p.connected ? 'ok' : 'off'), text: p.connected ? 'here' : 'away'})));
       if (isHost && p.id !== app.S.you.player && room.phase !== 'countdown' && room.phase !== 'playing') {
-        li.append(seatGiver(app, p, room));
+        li.append(...[seatGiver(app, p, room)].flat().filter(Boolean));
         li.append(h('button', {class: 'danger', id: `kick-${p.id}`, onclick: () => app.send({type: 'kick', player: p.id})}, 'Remove'));
       }
       return li;
     })));
 }
 
-/** The host's pick of a seat for watcher `p`: each place says what giving it does. */
-function seatGiver(app, p, room) {
+/** The room's places, in order: each seat, or under teams its two partner slots, with who is
+ *  there (or undefined) and its words (`seat 2`, `seat 2, second partner`). */
+function places(room) {
   const teams = room.options && room.options.teams && room.options.teams !== 'off';
-  const options = [];
+  const out = [];
   for (let s = 0; s < room.seats; s++) {
     for (const hand of teams ? [0, 1] : [0]) {
-      const there = room.players.find((q) => q.seat === s && (q.hand || 0) === hand);
-      const place = teams ? `seat ${s + 1}, ${hand ? 'second' : 'first'} partner` : `seat ${s + 1}`;
-      const what = !there ? 'free' : there.bot ? `${there.name} leaves` : `${there.name} goes to watching`;
-      options.push(h('option', {value: `${s}:${hand}`, text: `${place} (${what})`}));
+      out.push({seat: s, hand, value: `${s}:${hand}`,
+        there: room.players.find((q) => q.seat === s && (q.hand || 0) === hand),
+        text: teams ? `seat ${s + 1}, ${hand ? 'second' : 'first'} partner` : `seat ${s + 1}`});
     }
   }
-  const sel = h('select', {'aria-label': `Give ${p.name} a seat`, id: `seat-${p.id}`},
-    h('option', {value: '', text: 'Give a seat…'}), options);
-  sel.addEventListener('change', () => {
-    if (!sel.value) return;
-    const [seat, hand] = sel.value.split(':').map(Number);
-    const there = room.players.find((q) => q.seat === seat && (q.hand || 0) === hand);
-    // The seat is freed first (a bot leaves, a person watches), then given: the server takes
-    // one socket's commands in order.
-    if (there && there.bot) app.send({type: 'kick', player: there.id});
-    else if (there) app.send({type: 'assign', player: there.id, seat: null, hand: 0});
-    app.send({type: 'assign', player: p.id, seat, hand});
-  });
-  return sel;
+  return out;
+}
+
+/** The place the host last picked for each watcher, kept across the lobby's redraws. */
+const picked = new Map();
+/** The id of what takes the keyboard's focus once it is drawn (the seated watcher's row's
+ *  picker, after the host seats them): see claimFocus. */
+let focusNext = {id: '', until: 0};
+
+/** The host's pick of a seat for watcher `p`, and a *Seat* button that gives it. Choosing
+ *  does nothing by itself (Chromium fires `change` on a closed select's arrow key: one key
+ *  had sent the host to watching). Only free places, or a bot's (it leaves, and the host
+ *  can add one back), are offered: a person is moved first with their own *Move to…*. */
+function seatGiver(app, p, room) {
+  const free = places(room).filter((pl) => !pl.there || pl.there.bot);
+  if (!free.length) return null;
+  const sel = h('select', {'aria-label': `Seat for ${p.name}`, id: `seat-${p.id}`},
+    h('option', {value: '', text: 'Give a seat…'}),
+    free.map((pl) => h('option', {value: pl.value, text: `${pl.text} (${pl.there ? `${pl.there.name} leaves` : 'free'})`})));
+  if (free.some((pl) => pl.value === picked.get(p.id))) sel.value = picked.get(p.id);
+  sel.addEventListener('change', () => picked.set(p.id, sel.value));
+  const give = h('button', {type: 'button', id: `give-${p.id}`, onclick: () => {
+    const pl = free.find((x) => x.value === sel.value);
+    if (!pl) { toast(`Pick a seat for ${p.name} first`); sel.focus(); return; }
+    picked.delete(p.id);
+    focusNext = {id: `move-${p.id}`, until: performance.now() + 5000};
+    // A bot leaves first: the server takes one socket's commands in order.
+    if (pl.there) app.send({type: 'kick', player: pl.there.id});
+    app.send({type: 'assign', player: p.id, seat: pl.seat, hand: pl.hand});
+  }}, 'Seat');
+  return [sel, give];
+}
+
+/** Once a seated watcher's row is drawn, the keyboard's focus goes to it (their picker),
+ *  not to the page: the button that seated them went with the watchers' list. */
+export function claimFocus() {
+  if (!focusNext.id) return;
+  const el = document.getElementById(focusNext.id);
+  if (el) el.focus({preventScroll: true});
+  if (el || performance.now() > focusNext.until) focusNext = {id: '', until: 0};
 }
 
 /** What a watcher (not the host) is told, with the seats, where they look for one: only the
@@ -439,12 +467,8 @@ function addBot(app, seat, level) {
 
 function seatPicker(app, p, room) {
   // Under teams each seat has two places: the host puts partners together by picking one.
-  const teams = room.options && room.options.teams && room.options.teams !== 'off';
-  const places = Array.from({length: room.seats}, (_, s) => (teams
-    ? [0, 1].map((hand) => h('option', {value: `${s}:${hand}`, text: `seat ${s + 1}, ${hand ? 'second' : 'first'} partner`}))
-    : h('option', {value: `${s}:0`, text: `seat ${s + 1}`})));
   const sel = h('select', {'aria-label': `Move ${p.name}`, id: `move-${p.id}`},
-    h('option', {value: '', text: 'Move to…'}), places,
+    h('option', {value: '', text: 'Move to…'}), places(room).map((pl) => h('option', {value: pl.value, text: pl.text})),
     p.bot ? null : h('option', {value: 'watch', text: 'watching'}));
   sel.addEventListener('change', () => {
     if (!sel.value) return;
