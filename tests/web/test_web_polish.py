@@ -185,6 +185,51 @@ def test_a_watcher_of_a_full_room_is_told_how_to_get_a_seat(server: Any, new_pag
     wait_toast(guest, "You are watching. Only the host can seat you, between matches: ask them.")
 
 
+def test_a_watcher_who_left_is_not_seated_after_the_bot_goes(server: Any, new_page: Any) -> None:
+    # The page sent `kick` (the bot) and `assign` (the watcher) at once: with the watcher gone
+    # meanwhile, the assign was refused ("Nobody with id '…' is in this room"). It now waits
+    # for the room to show the place free, and sends nothing for a watcher no longer there.
+    host = new_page(viewport={"width": 1280, "height": 800})
+    hold: list[bool] = [False]
+    held: list[Any] = []
+    sockets: list[Any] = []
+
+    def through(ws: Any) -> None:  # the server's messages to the page, held on demand
+        server_ws = ws.connect_to_server()
+        server_ws.on_message(lambda m: held.append(m) if hold[0] else ws.send(m))
+        ws.on_message(lambda m: server_ws.send(m))
+        sockets.append(ws)
+
+    host.route_web_socket("**/ws/**", through)
+    r = seat_room(server, host, "Ann", rules={"preset": "pagat"}, seats=2)
+    add_bots(host, "beginner", 1)
+    sam = new_page()
+    sam.goto(f"{server.base}/r/{r['code']}")
+    sam.fill("#name", "Sam")
+    sam.click("#watch-only")
+    sam.wait_for_selector("#watch-how")
+    host.wait_for_selector("#watchers li[data-player]")
+    sam_id = host.evaluate("() => window.nertz.S.room.players.find((p) => p.name === 'Sam').id")
+    host.evaluate(SEND_LOG)
+    # Sam goes (here: removed) while the host's page has not heard yet; the host seats Sam.
+    hold[0] = True
+    host.evaluate(f"() => window.nertz.send({{type: 'kick', player: {json.dumps(sam_id)}}})")
+    pick = host.locator("#watchers select")
+    pick.select_option(pick.locator("option", has_text="seat 2").get_attribute("value"))
+    host.click("#watchers button:text-is('Seat')")
+    while held:
+        sockets[-1].send(held.pop(0))
+    hold[0] = False
+    host.wait_for_function("() => !window.nertz.S.room.players.some((p) => p.bot)")
+    host.wait_for_selector("#watchers", state="detached")
+    sent = [m["type"] for m in host.evaluate("() => window.__sent")]
+    assert sent == ["kick", "kick"], sent  # no assign for Sam, who had gone
+    # A refusal of that kind reads as words.
+    sockets[-1].send(json.dumps({"type": "error", "code": "no_player",
+                                 "message": f"nobody with id {sam_id!r} is in this room"}))
+    wait_toast(host, "That player has left the room")
+
+
 def test_the_host_seats_a_watcher_from_a_finished_matchs_results(server: Any, new_page: Any,
                                                                   artifacts: Path) -> None:
     # Seats change only between matches, and after the first one the page shows the results,

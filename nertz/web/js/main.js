@@ -6,7 +6,7 @@ import {api, apiPatiently, busy, Connection} from './net.js';
 import {applyUpdate} from './merge.js';
 import {applyLocal, clone, lift, parseMove} from './rules.js';
 import {TableView} from './table.js';
-import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet, countUp} from './screens.js';
+import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet, countUp, seatWhenFree, dropPendingSeat} from './screens.js';
 import {ReplayViewer} from './replay.js';
 import {learnScreen} from './learn.js';
 import {fetchAnalysis} from './analysis.js';
@@ -223,6 +223,7 @@ function onMessage(m) {
     case 'room':
       S.room = m.room;
       noteAway(m.room);
+      seatWhenFree(app, m.room);
       if (S.you) {
         const me = m.room.players.find((p) => p.id === S.you.player);
         if (me) S.you = {...S.you, seat: me.seat, hand: me.hand, host: m.room.host === me.id};
@@ -235,6 +236,7 @@ function onMessage(m) {
       }
       S.room = m.room; S.table = m.table; S.result = m.result;
       noteAway(m.room);
+      seatWhenFree(app, m.room);
       if (S.you) {
         const me = m.room.players.find((p) => p.id === S.you.player);
         if (me) S.you = {...S.you, seat: me.seat, hand: me.hand, host: m.room.host === me.id};
@@ -268,7 +270,8 @@ function onMessage(m) {
       return;
     case 'error':
       store.remove('nertz:autostart');  // "Play now" stops at the first refusal, and says why
-      if (m.id && dropPending(m.id)) toast(friendly(m.message), 'bad');
+      dropPendingSeat();
+      if (m.id && dropPending(m.id)) toast(friendly(m.message, m.code), 'bad');
       else if (m.code === 'bad_token') {
         store.remove(seatKey(S.room.id));
         toast('This browser no longer holds a seat here: join again.', 'bad');
@@ -276,7 +279,7 @@ function onMessage(m) {
         teardown();
         joinScreen(root, app, room);
         return;
-      } else toast(friendly(m.message), 'bad');
+      } else toast(friendly(m.message, m.code), 'bad');
       beep('bad');
       break;
     case 'pointer':  // another seat's drag (one's own comes back too: already shown)

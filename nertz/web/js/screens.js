@@ -413,12 +413,36 @@ function seatGiver(app, p, room) {
     if (!pl) { toast(`Pick a seat for ${p.name} first`); sel.focus(); return; }
     picked.delete(p.id);
     focusNext = {id: `move-${p.id}`, until: performance.now() + 5000};
-    // A bot leaves first: the server takes one socket's commands in order.
-    if (pl.there) app.send({type: 'kick', player: pl.there.id});
-    app.send({type: 'assign', player: p.id, seat: pl.seat, hand: pl.hand});
+    if (!pl.there) { app.send({type: 'assign', player: p.id, seat: pl.seat, hand: pl.hand}); return; }
+    // A bot's place: the bot leaves, and the watcher is seated only once the room shows the
+    // place free (seatWhenFree): sent at once, a refused `assign` (the watcher gone
+    // meanwhile) had left the seat empty and the bot gone.
+    app.send({type: 'kick', player: pl.there.id});
+    pendingSeat = {player: p.id, seat: pl.seat, hand: pl.hand, bot: pl.there.id, until: performance.now() + 5000};
   }}, 'Seat');
   return [sel, give];
 }
+
+/** A watcher to seat once their place's bot has left: {player, seat, hand, bot, until}. */
+let pendingSeat = null;
+
+/** With each `room` broadcast: seat the watcher the host gave a bot's place to, once the room
+ *  shows that place free and the watcher still there; give up quietly if they left, if
+ *  someone else took the place, or after a few seconds. */
+export function seatWhenFree(app, room) {
+  const want = pendingSeat;
+  if (!want) return;
+  if (performance.now() > want.until) { pendingSeat = null; return; }
+  const there = room.players.find((q) => q.seat === want.seat && (q.hand || 0) === want.hand);
+  if (there && there.id === want.bot) return;  // not yet gone
+  pendingSeat = null;
+  const who = room.players.find((q) => q.id === want.player);
+  if (there || !who || who.seat != null) return;
+  app.send({type: 'assign', player: want.player, seat: want.seat, hand: want.hand});
+}
+
+/** A refusal ends any seating under way: nothing is sent after one. */
+export function dropPendingSeat() { pendingSeat = null; }
 
 /** Once a seated watcher's row is drawn, the keyboard's focus goes to it (their picker),
  *  not to the page: the button that seated them went with the watchers' list. */
