@@ -251,9 +251,14 @@ def test_the_host_seats_a_watcher_from_a_finished_matchs_results(server: Any, ne
     shot(host, artifacts, "results-watchers-1280x860")
     pick = host.locator("#results #watchers select")
     pick.select_option(pick.locator("option", has_text="seat 2").get_attribute("value"))
+    # The sheet is not drawn again as seats change (it went back to the top, the focus jumped,
+    # the scores counted up again, the analysis was fetched again): only its watchers part.
+    host.evaluate("() => { window.__sheet = document.querySelector('#results'); }")
     host.click("#results #watchers button:text-is('Seat')")
     sam.wait_for_function("() => window.nertz.S.you.seat === 1")
     host.wait_for_selector("#results #watchers", state="detached")
+    assert host.evaluate("() => document.querySelector('#results') === window.__sheet")
+    assert host.evaluate("() => !!document.activeElement.closest('#results')")
     host.click("#rematch")
     wait_table(sam)
 

@@ -6,7 +6,7 @@ import {api, apiPatiently, busy, Connection} from './net.js';
 import {applyUpdate} from './merge.js';
 import {applyLocal, clone, lift, parseMove} from './rules.js';
 import {TableView} from './table.js';
-import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet, countUp, seatWhenFree, dropPendingSeat} from './screens.js';
+import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet, countUp, seatWhenFree, dropPendingSeat, refreshResultsWatchers} from './screens.js';
 import {ReplayViewer} from './replay.js';
 import {learnScreen} from './learn.js';
 import {fetchAnalysis} from './analysis.js';
@@ -606,10 +606,16 @@ function overlays() {
     key = 'help';
     sheet = () => helpSheet(toggleHelp, room && room.options);
   } else if (S.result && !S.resultsHidden && (room.phase === 'round_over' || room.phase === 'match_over')) {
-    key = JSON.stringify(['results', S.result, room.phase, room.players.map((p) => [p.name, p.seat, p.hand]), S.you && S.you.host, S.you && S.you.seat]);
+    // The result and the phase (and who may act on it): a seat changing refreshes only the
+    // sheet's watchers part (refreshResultsWatchers), not the whole sheet (its scroll, focus,
+    // count-up and analysis).
+    key = JSON.stringify(['results', S.result, room.phase, S.you && S.you.host]);
     sheet = () => resultsSheet(app, S.result, seatName, S.you ? S.you.seat : null);
   }
-  if (key === overlayKey && (!key || (overlayEl && overlayEl.isConnected))) return;
+  if (key === overlayKey && (!key || (overlayEl && overlayEl.isConnected))) {
+    if (key) refreshResultsWatchers(app);
+    return;
+  }
   overlayKey = key;
   if (overlayEl) { overlayEl.remove(); overlayEl = null; }
   if (sheetSize) { sheetSize.disconnect(); sheetSize = null; }

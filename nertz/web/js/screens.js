@@ -578,12 +578,41 @@ export function resultsSheet(app, result, names, mySeat) {
     standings,
     flagsNote(room, names),
     // Between matches the host may seat a watcher (a rematch keeps the seats as they are).
-    over ? watchersList(app, room) : null,
-    over ? watchHow(app, room, true) : null,
+    over ? resultsWatchers(app) : null,
     over && result.match ? ratingChanges(result.match) : null,
     over && result.match ? analysisSlot(() => fetchAnalysis(result.match), {mySeat}) : null,
     // Last: the bar sticks to the sheet's foot (style.css), over whatever would follow it.
     buttons);
+}
+
+/** The finished match's watchers (and a watcher's note), in a part of the results redrawn in
+ *  place as people are seated (refreshResultsWatchers): the sheet itself is drawn once per
+ *  result, keeping its scroll, focus, count-up and analysis. */
+function resultsWatchers(app) {
+  const part = h('div', {id: 'results-watchers'});
+  refreshResultsWatchers(app, part);
+  return part;
+}
+
+/** Draw the results' watchers part again if what it shows changed (who watches, here or away,
+ *  who is host and where one sits). */
+export function refreshResultsWatchers(app, part = document.getElementById('results-watchers')) {
+  if (!part) return;
+  const room = app.S.room;
+  const you = app.S.you;
+  const key = JSON.stringify([room.host, room.phase, room.seats,
+    room.players.map((p) => [p.id, p.name, p.seat, p.hand, p.bot, p.connected, p.vacant]),
+    you && [you.player, you.host, you.seat]]);
+  if (part.dataset.key === key) return;
+  part.dataset.key = key;
+  const had = part.contains(document.activeElement);
+  refill(part, watchersList(app, room), watchHow(app, room, true));
+  claimFocus();
+  // The button that seated the last watcher went with the list: the keyboard stays here.
+  if (had && !part.contains(document.activeElement)) {
+    part.tabIndex = -1;
+    part.focus({preventScroll: true});
+  }
 }
 
 /** The seats the server flagged this match as playing beyond any person, each with the figures
