@@ -16,6 +16,28 @@ from test_web_game import add_bots, seat_room, wait_name, wait_table
 from test_web_screens import NEXT_FRAMES, QUICK_RULES, open_page, play_to_the_results
 
 TOASTS = "() => [...document.querySelectorAll('#toasts .toast')].map((t) => t.textContent)"
+"""The messages on screen now (each goes after about 3 s, and a fourth pushes out the first)."""
+
+TOAST_LOG = """(() => {
+  window.__toasts = [];
+  const watch = () => {
+    const box = document.getElementById('toasts');
+    if (!box) return;
+    new MutationObserver((records) => {
+      for (const r of records) {
+        for (const n of r.addedNodes) {
+          if (n.classList && n.classList.contains('toast')) window.__toasts.push(n.textContent);
+        }
+      }
+    }).observe(box, {childList: true});
+  };
+  document.addEventListener('DOMContentLoaded', watch);
+})();"""
+"""Installed with ``page.add_init_script``: records every message shown from the page's load
+(``window.__toasts``), so that an assertion cannot pass because a message had already gone."""
+
+SEEN = "() => [...(window.__toasts || []), ...(" + TOASTS + ")()]"
+"""Every message recorded (TOAST_LOG), and those on screen."""
 
 
 SEND_LOG = """() => {
@@ -27,7 +49,7 @@ SEND_LOG = """() => {
 
 
 def wait_toast(page: Any, text: str) -> None:
-    page.wait_for_function(f"() => ({TOASTS})().includes({json.dumps(text)})")
+    page.wait_for_function(f"() => ({SEEN})().includes({json.dumps(text)})")
 
 
 def test_a_close_race_is_announced_and_a_late_card_is_told_it_was_late(
@@ -44,6 +66,7 @@ def test_a_close_race_is_announced_and_a_late_card_is_told_it_was_late(
         sockets.append(ws)
 
     page.route_web_socket("**/ws/**", through)
+    page.add_init_script(TOAST_LOG)
     seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=3)
     add_bots(page, "beginner", 2)
     page.click("#start")
@@ -64,7 +87,8 @@ def test_a_close_race_is_announced_and_a_late_card_is_told_it_was_late(
     say(type="race", winner=1, winner_name="Bea", loser=2, loser_name="Cy", margin_ms=40, **race)
     wait_toast(page, "You beat Bea by 12 ms")
     wait_toast(page, "Bea beat Cy to foundation 3 by 40 ms")
-    shown = page.evaluate(TOASTS)
+    shown = page.evaluate("() => window.__toasts")  # all of them, gone or not
+    assert "You beat Bea by 12 ms" in shown, shown  # the record works
     assert not any("799" in t or "0.8 s" in t or "1234" in t or "1.2 s" in t for t in shown), shown
     # The loser of a late card is told it was late, in seconds; of a close race, by whom and
     # by how much; a margin the server could not measure still reads as words.
@@ -83,7 +107,8 @@ def test_a_close_race_is_announced_and_a_late_card_is_told_it_was_late(
     say(type="race", winner=1, winner_name="Bea", loser=2, loser_name="Cy", margin_ms=None,
         **race)
     wait_toast(page, "Bea beat Cy to foundation 3")
-    assert not any("null" in t or "undefined" in t for t in page.evaluate(TOASTS))
+    seen = page.evaluate("() => window.__toasts")
+    assert not any("null" in t or "undefined" in t for t in seen), seen
     # The words themselves, at the threshold and for long margins.
     words = page.evaluate("""async () => {
         const n = await import('/static/js/names.js');
