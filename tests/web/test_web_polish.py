@@ -94,7 +94,8 @@ def test_a_close_race_is_announced_and_a_late_card_is_told_it_was_late(
     # by how much; a margin the server could not measure still reads as words.
     say(type="rejected", id="x1", move="N-F3", error="lost the race",
         race={"winner": 1, "winner_name": "Bea", "loser": 0, "margin_ms": 799, **race})
-    wait_toast(page, "Too late: Bea's 5 of hearts went to foundation 3 0.8 s before yours")
+    wait_toast(page, "Too late: Bea's 5 of hearts reached foundation 3 first"
+                     " (0.8 s before yours)")
     shot(page, artifacts, "race-late-1280x800")
     say(type="rejected", id="x2", move="N-F3", error="lost the race",
         race={"winner": 1, "winner_name": "Bea", "loser": 0, "margin_ms": 40, **race})
@@ -273,6 +274,14 @@ def test_the_host_seats_a_watcher_from_a_finished_matchs_results(server: Any, ne
     wait_table(host)
     play_to_the_results(host)
     sam.wait_for_selector("#results #watch-how")
+    # Only as full as it is: both seats are taken.
+    assert "every seat is taken" in (sam.text_content("#results #watch-how") or "")
+    # A newcomer to the finished match is not told that one is being played.
+    tia = new_page()
+    tia.goto(f"{server.base}/r/{r['code']}")
+    tia.wait_for_selector("#join-watch-how")
+    said = tia.text_content("#join-watch-how") or ""
+    assert said.startswith("A match is under way or just finished: you join as a watcher."), said
     host.wait_for_selector("#results #watchers select")
     host.locator("#results #watchers").scroll_into_view_if_needed()
     shot(host, artifacts, "results-watchers-1280x860")

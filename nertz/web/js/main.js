@@ -368,7 +368,7 @@ function onRejected(m) {
     if (closeRace(r.margin_ms)) {
       toast(r.margin_ms == null ? `Beaten to it by ${r.winner_name}` : `Beaten by ${r.winner_name} by ${gapWords(r.margin_ms)}`, 'bad', 3000);
     } else {
-      toast(`Too late: ${r.winner_name}'s ${label(r.card)} went to foundation ${r.foundation} ${gapWords(r.margin_ms)} before yours`, 'bad', 3500);
+      toast(`Too late: ${r.winner_name}'s ${label(r.card)} reached foundation ${r.foundation} first (${gapWords(r.margin_ms)} before yours)`, 'bad', 3500);
     }
     beep('race');
   } else {

@@ -219,7 +219,7 @@ export function joinScreen(root, app, room) {
   const join = seatFree ? h('button', {class: 'primary', id: 'join-room', onclick: () => go(false)}, 'Take a seat') : null;
   const watch = h('button', {id: 'watch-only', class: seatFree ? '' : 'primary', onclick: () => go(true)},
     seatFree ? 'Just watch' : 'Join to watch');
-  const why = seatFree ? null : h('p', {id: 'join-watch-how', text: `${room.phase === 'lobby' ? 'Every seat is taken' : 'A match is being played'}: you join as a watcher. ${HOST_SEATS}`});
+  const why = seatFree ? null : h('p', {id: 'join-watch-how', text: `${joinWhy(room.phase)}: you join as a watcher. ${HOST_SEATS}`});
   name.addEventListener('keydown', (e) => { if (e.key === 'Enter') go(!seatFree); });
   fill(root, h('div', {class: 'screen', id: 'join-screen'},
     h('h1', {class: 'brand', text: 'Nertz'}),
@@ -235,6 +235,14 @@ export function joinScreen(root, app, room) {
     h('details', {class: 'panel', id: 'join-how'}, h('summary', {}, 'New to Nertz? How to play, in a minute'),
       howToPlay(room.options))));
   name.focus();
+}
+
+/** Why a newcomer joins as a watcher, by the room's phase: a room between rounds or after its
+ *  match was told a match "is being played". */
+function joinWhy(phase) {
+  if (phase === 'lobby') return 'Every seat is taken';
+  if (phase === 'countdown' || phase === 'playing') return 'A match is being played';
+  return 'A match is under way or just finished';
 }
 
 /** How a watcher gets a seat: the host alone seats people (the `assign` command), and only
@@ -388,6 +396,11 @@ function places(room) {
     }
   }
   return out;
+}
+
+/** Whether every seat has its player (under teams, a partner's place may stay empty). */
+function seatsFull(room) {
+  return places(room).every((pl) => pl.hand || pl.there);
 }
 
 /** The place the host last picked for each watcher, kept across the lobby's redraws. */
@@ -606,7 +619,7 @@ export function refreshResultsWatchers(app, part = document.getElementById('resu
   if (part.dataset.key === key) return;
   part.dataset.key = key;
   const had = part.contains(document.activeElement);
-  refill(part, watchersList(app, room), watchHow(app, room, true));
+  refill(part, watchersList(app, room), watchHow(app, room, seatsFull(room)));
   claimFocus();
   // The button that seated the last watcher went with the list: the keyboard stays here.
   if (had && !part.contains(document.activeElement)) {
