@@ -210,7 +210,7 @@ def test_a_watcher_of_a_full_room_is_told_how_to_get_a_seat(server: Any, new_pag
     host.click("#start")
     wait_table(host)
     guest.click("#watching")
-    wait_toast(guest, "You are watching. Only the host can seat you, between matches: ask them.")
+    wait_toast(guest, "You are watching. Only the host can give you a seat, between matches: ask them.")
 
 
 def test_a_watcher_who_left_is_not_seated_after_the_bot_goes(server: Any, new_page: Any) -> None:

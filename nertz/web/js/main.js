@@ -6,7 +6,7 @@ import {api, apiPatiently, busy, Connection} from './net.js';
 import {applyUpdate} from './merge.js';
 import {applyLocal, clone, lift, parseMove} from './rules.js';
 import {TableView} from './table.js';
-import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet, countUp, seatWhenFree, dropPendingSeat, refreshResultsWatchers} from './screens.js';
+import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet, countUp, seatWhenFree, dropPendingSeat, refreshResultsWatchers, hostSeats} from './screens.js';
 import {ReplayViewer} from './replay.js';
 import {learnScreen} from './learn.js';
 import {fetchAnalysis} from './analysis.js';
@@ -442,7 +442,7 @@ function seatLatency(seat) {
 
 // ------------------------------------------------------------------ drawing
 
-const WATCHING = 'You are watching. Only the host can seat you, between matches: ask them.';
+const WATCHING = `You are watching. ${hostSeats()}`;
 
 function topbar() {
   const room = S.room;

@@ -219,7 +219,7 @@ export function joinScreen(root, app, room) {
   const join = seatFree ? h('button', {class: 'primary', id: 'join-room', onclick: () => go(false)}, 'Take a seat') : null;
   const watch = h('button', {id: 'watch-only', class: seatFree ? '' : 'primary', onclick: () => go(true)},
     seatFree ? 'Just watch' : 'Join to watch');
-  const why = seatFree ? null : h('p', {id: 'join-watch-how', text: `${joinWhy(room.phase)}: you join as a watcher. ${HOST_SEATS}`});
+  const why = seatFree ? null : h('p', {id: 'join-watch-how', text: `${joinWhy(room.phase)}: you join as a watcher. ${hostSeats()}`});
   name.addEventListener('keydown', (e) => { if (e.key === 'Enter') go(!seatFree); });
   fill(root, h('div', {class: 'screen', id: 'join-screen'},
     h('h1', {class: 'brand', text: 'Nertz'}),
@@ -245,9 +245,12 @@ function joinWhy(phase) {
   return 'A match is under way or just finished';
 }
 
-/** How a watcher gets a seat: the host alone seats people (the `assign` command), and only
- *  between matches. */
-const HOST_SEATS = 'Only the host can give you a seat, between matches: ask them.';
+/** How a watcher gets a seat, in the one wording every screen uses (the join screen, the
+ *  lobby's and results' note, the table's *Watching* mark): the host alone seats people (the
+ *  `assign` command), and only between matches. With `host`, the host's name. */
+export function hostSeats(host = '') {
+  return `Only the host${host ? `, ${host},` : ''} can give you a seat, between matches: ask them.`;
+}
 
 /** How many people the room seats: its seats, or under teams two places a seat. */
 function placesCount(room) {
@@ -473,7 +476,7 @@ export function watchHow(app, room, full) {
   if (!you || you.seat != null || you.host) return null;
   const host = room.players.find((q) => q.id === room.host);
   return h('p', {id: 'watch-how', class: 'watch-how'},
-    `You are watching${full ? ': every seat is taken.' : '.'} Only the host${host ? `, ${host.name},` : ''} can give you a seat, between matches: ask them.`);
+    `You are watching${full ? ': every seat is taken.' : '.'} ${hostSeats(host ? host.name : '')}`);
 }
 
 /** The bots' levels, each with a line on how it plays. */
