@@ -136,7 +136,8 @@ def test_a_replay_tells_a_late_card_from_a_race(server: Any, new_page: Any) -> N
     ann = page.text_content('#replay-analysis .analysis-seat[data-seat="0"]') or ""
     # The counts are the log's (a race won is won, whatever its margin: "Races won 0" had
     # disagreed with `nertz analyse` and the player page); only a margin's words change.
-    assert "Races won 1 (beat Ben, whose card was 0.8 s late), lost 1 (to Ben by 10 ms)." in ann, ann
+    want = "Races won 1 (beat Ben, whose card was 0.8 s late), lost 1 (to Ben by 10 ms)."
+    assert want in ann, ann
     ben = page.text_content('#replay-analysis .analysis-seat[data-seat="1"]') or ""
     assert "Races won 1 (beat Ann by 10 ms), lost 1 (to Ann, 0.8 s too late)." in ben, ben
     # At the winning play, the viewer says the card came too late, not that it lost a race.
@@ -194,7 +195,8 @@ def test_a_watcher_of_a_full_room_is_told_how_to_get_a_seat(server: Any, new_pag
     # The Seat button gives the chosen place; the keyboard goes to Sam's row in the seats.
     host.click("#watchers button:text-is('Seat')")
     wait_name(host, "Sam")
-    host.wait_for_function("() => document.activeElement && document.activeElement.closest('#seats li')"
+    host.wait_for_function("() => document.activeElement"
+                           " && document.activeElement.closest('#seats li')"
                            " && document.activeElement.closest('li').textContent.includes('Sam')")
     kinds = [m["type"] for m in host.evaluate("() => window.__sent")]
     assert kinds == ["kick", "assign"], kinds
@@ -210,7 +212,8 @@ def test_a_watcher_of_a_full_room_is_told_how_to_get_a_seat(server: Any, new_pag
     host.click("#start")
     wait_table(host)
     guest.click("#watching")
-    wait_toast(guest, "You are watching. Only the host can give you a seat, between matches: ask them.")
+    wait_toast(guest, "You are watching."
+               " Only the host can give you a seat, between matches: ask them.")
 
 
 def test_a_watcher_who_left_is_not_seated_after_the_bot_goes(server: Any, new_page: Any) -> None:
@@ -336,7 +339,8 @@ def test_a_phone_shows_the_match_scores_during_play(server: Any, new_page: Any, 
     # A `room` message now (without `v`: outside the versions' count), the real ones after it
     # rewritten the same.
     room = page.evaluate("() => window.nertz.S.room")
-    sockets[-1].send(json.dumps({"type": "room", "room": {**room, "match": {**room["match"], **fake}}}))
+    room["match"] = {**room["match"], **fake}
+    sockets[-1].send(json.dumps({"type": "room", "room": room}))
     page.wait_for_function("() => window.nertz.S.room.match.totals[0] === 42")
     assert not page.locator("#menu-scores").is_visible()  # the table keeps its room
     page.tap("#menu-btn")
