@@ -51,17 +51,23 @@ function missedLine(missed, multi, onJump, seat) {
   return h('p', {class: 'analysis-missed'}, `${missed.length} missed play${missed.length === 1 ? '' : 's'}: `, items);
 }
 
-/** Races won and lost, with their margins; a lost "race" more than a reaction time behind
- *  (closeRace) was no race: that card was too late, and is counted apart. */
+/** Races won and lost, counted as the log has them (as `nertz analyse` and the player page
+ *  count them: a race won is won whatever its margin); only the margins' words differ: within
+ *  a reaction time (closeRace) "by 12 ms", beyond it the other card was simply late
+ *  ("beat Ben, whose card was 0.8 s late"; "to Ann, 0.8 s too late"). */
 function racesLine(seat, names) {
-  const by = (ms) => (ms == null ? '' : ` by ${gapWords(ms)}`);
-  const won = seat.races_won.filter((r) => closeRace(r.margin_ms)).map((r) => `${names[r.loser]}${by(r.margin_ms)}`);
-  const lost = seat.races_lost.filter((r) => closeRace(r.margin_ms)).map((r) => `${names[r.winner]}${by(r.margin_ms)}`);
-  const late = seat.races_lost.filter((r) => !closeRace(r.margin_ms)).map((r) => `${gapWords(r.margin_ms)} after ${names[r.winner]}`);
-  if (!won.length && !lost.length && !late.length) return null;
+  const margin = (ms) => (ms == null ? '' : closeRace(ms) ? ` by ${gapWords(ms)}` : null);
+  const won = seat.races_won.map((r) => {
+    const by = margin(r.margin_ms);
+    return `${names[r.loser]}${by ?? `, whose card was ${gapWords(r.margin_ms)} late`}`;
+  });
+  const lost = seat.races_lost.map((r) => {
+    const by = margin(r.margin_ms);
+    return `${names[r.winner]}${by ?? `, ${gapWords(r.margin_ms)} too late`}`;
+  });
+  if (!won.length && !lost.length) return null;
   return h('p', {class: 'analysis-races'},
-    `Races won ${won.length}${won.length ? ` (beat ${won.join(', ')})` : ''}, lost ${lost.length}${lost.length ? ` (to ${lost.join(', ')})` : ''}`
-    + (late.length ? `; ${late.length} card${late.length === 1 ? '' : 's'} too late (${late.join(', ')}).` : '.'));
+    `Races won ${won.length}${won.length ? ` (beat ${won.join(', ')})` : ''}, lost ${lost.length}${lost.length ? ` (to ${lost.join(', ')})` : ''}.`);
 }
 
 /**

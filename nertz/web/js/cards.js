@@ -24,9 +24,17 @@ export function label(code) {
   return `${RANK_NAMES[code[0]] || code[0]} of ${SUIT_NAMES[c.suit]}`;
 }
 
-/** A server's message in a player's words: every card code in it named ("2S does not go on
- *  AD" -> "the 2 of spades does not go on the ace of diamonds"). */
-export function friendly(text) {
+/** What some of the server's refusals mean to a player, by their `code` (docs/protocol.md). */
+const FRIENDLY = {
+  no_player: 'That player has left the room',
+};
+
+/** A server's message in a player's words: a refusal whose `code` has words of its own
+ *  (FRIENDLY) says them; else every card code in it is named ("2S does not go on AD" -> "the
+ *  2 of spades does not go on the ace of diamonds"). */
+export function friendly(text, code = '') {
+  const said = FRIENDLY[code];
+  if (said) return said;
   const out = String(text).replace(/\b([A2-9TJQK][SHDC]|X[12])\b/g, (code) => `the ${label(code)}`);
   return out.charAt(0).toUpperCase() + out.slice(1);
 }

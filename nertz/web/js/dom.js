@@ -153,15 +153,23 @@ export function placeMessages() {
   if (box) placeToasts(box);
 }
 
-/** With a sheet open (the results, the help) the messages go above it, in a strip the sheet
- *  gives up for as long as they show (style.css: `--msg-room`): on a phone the sheet takes the
- *  whole screen, and a message anywhere on it covered its words. False with no sheet open. */
+/** How much room beside an open sheet (at its wider side, px) a message needs to keep the
+ *  old placement (over the sheet's edge, clear of its headings and buttons: clearSpot). */
+const BESIDE_SHEET = 160;
+
+/** On a narrow screen, with a sheet open (the results, the help) that spans it, the messages
+ *  go above the sheet, in a strip it gives up for as long as they show (style.css:
+ *  `--msg-room`): on a phone the sheet takes the whole screen, and a message anywhere on it
+ *  covered its words. False with no sheet open, or with room beside it (a large screen: the
+ *  sheet stays as it is, the messages placed as at the table). */
 function sheetRoom(box) {
   const overlay = document.querySelector('.overlay');
-  if (!overlay || !overlay.querySelector('.sheet')) return false;
-  if (!box.querySelector('.toast')) {
+  const sheet = overlay && overlay.querySelector('.sheet');
+  if (!sheet) return false;
+  const s = sheet.getBoundingClientRect();
+  if (!box.querySelector('.toast') || Math.max(s.left, innerWidth - s.right) >= BESIDE_SHEET) {
     overlay.style.removeProperty('--msg-room');
-    return true;
+    return !box.querySelector('.toast');
   }
   // Across the screen's width, centred (from its middle, a message had half the width).
   Object.assign(box.style, {left: '0px', right: '0px', top: '6px', transform: 'none'});
@@ -191,9 +199,6 @@ function placeToasts(box) {
   }
 }
 
-/** A passing message (also read out by screen readers): at the table, where it covers no
- *  seat's name (placeToasts). The same message again while it shows (a player tapping on)
- *  restarts its time instead of stacking. */
 // A message gone while a sheet is open gives the sheet its room back.
 const toastBox = document.getElementById('toasts');
 if (toastBox) {
@@ -201,6 +206,9 @@ if (toastBox) {
     .observe(toastBox, {childList: true});
 }
 
+/** A passing message (also read out by screen readers): at the table, where it covers no
+ *  seat's name (placeToasts). The same message again while it shows (a player tapping on)
+ *  restarts its time instead of stacking. */
 export function toast(text, kind = '', ms = 2600) {
   const box = document.getElementById('toasts');
   if (!box) return;

@@ -6,7 +6,7 @@ import {api, apiPatiently, busy, Connection} from './net.js';
 import {applyUpdate} from './merge.js';
 import {applyLocal, clone, lift, parseMove} from './rules.js';
 import {TableView} from './table.js';
-import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet, countUp} from './screens.js';
+import {homeScreen, joinScreen, lobbyScreen, resultsSheet, helpSheet, countUp, seatWhenFree, dropPendingSeat, refreshResultsWatchers, hostSeats} from './screens.js';
 import {ReplayViewer} from './replay.js';
 import {learnScreen} from './learn.js';
 import {fetchAnalysis} from './analysis.js';
@@ -223,6 +223,7 @@ function onMessage(m) {
     case 'room':
       S.room = m.room;
       noteAway(m.room);
+      seatWhenFree(app, m.room);
       if (S.you) {
         const me = m.room.players.find((p) => p.id === S.you.player);
         if (me) S.you = {...S.you, seat: me.seat, hand: me.hand, host: m.room.host === me.id};
@@ -235,6 +236,7 @@ function onMessage(m) {
       }
       S.room = m.room; S.table = m.table; S.result = m.result;
       noteAway(m.room);
+      seatWhenFree(app, m.room);
       if (S.you) {
         const me = m.room.players.find((p) => p.id === S.you.player);
         if (me) S.you = {...S.you, seat: me.seat, hand: me.hand, host: m.room.host === me.id};
@@ -268,7 +270,8 @@ function onMessage(m) {
       return;
     case 'error':
       store.remove('nertz:autostart');  // "Play now" stops at the first refusal, and says why
-      if (m.id && dropPending(m.id)) toast(friendly(m.message), 'bad');
+      dropPendingSeat();
+      if (m.id && dropPending(m.id)) toast(friendly(m.message, m.code), 'bad');
       else if (m.code === 'bad_token') {
         store.remove(seatKey(S.room.id));
         toast('This browser no longer holds a seat here: join again.', 'bad');
@@ -276,7 +279,7 @@ function onMessage(m) {
         teardown();
         joinScreen(root, app, room);
         return;
-      } else toast(friendly(m.message), 'bad');
+      } else toast(friendly(m.message, m.code), 'bad');
       beep('bad');
       break;
     case 'pointer':  // another seat's drag (one's own comes back too: already shown)
@@ -365,7 +368,7 @@ function onRejected(m) {
     if (closeRace(r.margin_ms)) {
       toast(r.margin_ms == null ? `Beaten to it by ${r.winner_name}` : `Beaten by ${r.winner_name} by ${gapWords(r.margin_ms)}`, 'bad', 3000);
     } else {
-      toast(`Too late: ${r.winner_name}'s ${label(r.card)} went to foundation ${r.foundation} ${gapWords(r.margin_ms)} before yours`, 'bad', 3500);
+      toast(`Too late: ${r.winner_name}'s ${label(r.card)} reached foundation ${r.foundation} first (${gapWords(r.margin_ms)} before yours)`, 'bad', 3500);
     }
     beep('race');
   } else {
@@ -439,7 +442,7 @@ function seatLatency(seat) {
 
 // ------------------------------------------------------------------ drawing
 
-const WATCHING = 'You are watching. Only the host can seat you, between matches: ask them.';
+const WATCHING = `You are watching. ${hostSeats()}`;
 
 function topbar() {
   const room = S.room;
@@ -603,10 +606,16 @@ function overlays() {
     key = 'help';
     sheet = () => helpSheet(toggleHelp, room && room.options);
   } else if (S.result && !S.resultsHidden && (room.phase === 'round_over' || room.phase === 'match_over')) {
-    key = JSON.stringify(['results', S.result, room.phase, room.players.map((p) => [p.name, p.seat, p.hand]), S.you && S.you.host, S.you && S.you.seat]);
+    // The result and the phase (and who may act on it): a seat changing refreshes only the
+    // sheet's watchers part (refreshResultsWatchers), not the whole sheet (its scroll, focus,
+    // count-up and analysis).
+    key = JSON.stringify(['results', S.result, room.phase, S.you && S.you.host]);
     sheet = () => resultsSheet(app, S.result, seatName, S.you ? S.you.seat : null);
   }
-  if (key === overlayKey && (!key || (overlayEl && overlayEl.isConnected))) return;
+  if (key === overlayKey && (!key || (overlayEl && overlayEl.isConnected))) {
+    if (key) refreshResultsWatchers(app);
+    return;
+  }
   overlayKey = key;
   if (overlayEl) { overlayEl.remove(); overlayEl = null; }
   if (sheetSize) { sheetSize.disconnect(); sheetSize = null; }

@@ -219,7 +219,7 @@ export function joinScreen(root, app, room) {
   const join = seatFree ? h('button', {class: 'primary', id: 'join-room', onclick: () => go(false)}, 'Take a seat') : null;
   const watch = h('button', {id: 'watch-only', class: seatFree ? '' : 'primary', onclick: () => go(true)},
     seatFree ? 'Just watch' : 'Join to watch');
-  const why = seatFree ? null : h('p', {id: 'join-watch-how', text: `${room.phase === 'lobby' ? 'Every seat is taken' : 'A match is being played'}: you join as a watcher. ${HOST_SEATS}`});
+  const why = seatFree ? null : h('p', {id: 'join-watch-how', text: `${joinWhy(room.phase)}: you join as a watcher. ${hostSeats()}`});
   name.addEventListener('keydown', (e) => { if (e.key === 'Enter') go(!seatFree); });
   fill(root, h('div', {class: 'screen', id: 'join-screen'},
     h('h1', {class: 'brand', text: 'Nertz'}),
@@ -237,9 +237,20 @@ export function joinScreen(root, app, room) {
   name.focus();
 }
 
-/** How a watcher gets a seat: the host alone seats people (the `assign` command), and only
- *  between matches. */
-const HOST_SEATS = 'Only the host can give you a seat, between matches: ask them.';
+/** Why a newcomer joins as a watcher, by the room's phase: a room between rounds or after its
+ *  match was told a match "is being played". */
+function joinWhy(phase) {
+  if (phase === 'lobby') return 'Every seat is taken';
+  if (phase === 'countdown' || phase === 'playing') return 'A match is being played';
+  return 'A match is under way or just finished';
+}
+
+/** How a watcher gets a seat, in the one wording every screen uses (the join screen, the
+ *  lobby's and results' note, the table's *Watching* mark): the host alone seats people (the
+ *  `assign` command), and only between matches. With `host`, the host's name. */
+export function hostSeats(host = '') {
+  return `Only the host${host ? `, ${host},` : ''} can give you a seat, between matches: ask them.`;
+}
 
 /** How many people the room seats: its seats, or under teams two places a seat. */
 function placesCount(room) {
@@ -350,6 +361,7 @@ export function lobbyScreen(root, app) {
             ? '"I\'m ready" shows the host you are set; the host starts the match.' : 'The host starts the match.'}))),
     roomRatings(room),
     matchesPanel(app, room)));
+  claimFocus();
 }
 
 /** Who watches, for everyone to see; the host gets, for each, a pick of the seat to give them
@@ -367,38 +379,94 @@ export function watchersList(app, room) {
           app.S.you && p.id === app.S.you.player ? h('span', {class: 'tag', text: 'you'}) : null,
           h('span', {class: 'tag ' + (p.connected ? 'ok' : 'off'), text: p.connected ? 'here' : 'away'})));
       if (isHost && p.id !== app.S.you.player && room.phase !== 'countdown' && room.phase !== 'playing') {
-        li.append(seatGiver(app, p, room));
+        li.append(...[seatGiver(app, p, room)].flat().filter(Boolean));
         li.append(h('button', {class: 'danger', id: `kick-${p.id}`, onclick: () => app.send({type: 'kick', player: p.id})}, 'Remove'));
       }
       return li;
     })));
 }
 
-/** The host's pick of a seat for watcher `p`: each place says what giving it does. */
-function seatGiver(app, p, room) {
+/** The room's places, in order: each seat, or under teams its two partner slots, with who is
+ *  there (or undefined) and its words (`seat 2`, `seat 2, second partner`). */
+function places(room) {
   const teams = room.options && room.options.teams && room.options.teams !== 'off';
-  const options = [];
+  const out = [];
   for (let s = 0; s < room.seats; s++) {
     for (const hand of teams ? [0, 1] : [0]) {
-      const there = room.players.find((q) => q.seat === s && (q.hand || 0) === hand);
-      const place = teams ? `seat ${s + 1}, ${hand ? 'second' : 'first'} partner` : `seat ${s + 1}`;
-      const what = !there ? 'free' : there.bot ? `${there.name} leaves` : `${there.name} goes to watching`;
-      options.push(h('option', {value: `${s}:${hand}`, text: `${place} (${what})`}));
+      out.push({seat: s, hand, value: `${s}:${hand}`,
+        there: room.players.find((q) => q.seat === s && (q.hand || 0) === hand),
+        text: teams ? `seat ${s + 1}, ${hand ? 'second' : 'first'} partner` : `seat ${s + 1}`});
     }
   }
-  const sel = h('select', {'aria-label': `Give ${p.name} a seat`, id: `seat-${p.id}`},
-    h('option', {value: '', text: 'Give a seat…'}), options);
-  sel.addEventListener('change', () => {
-    if (!sel.value) return;
-    const [seat, hand] = sel.value.split(':').map(Number);
-    const there = room.players.find((q) => q.seat === seat && (q.hand || 0) === hand);
-    // The seat is freed first (a bot leaves, a person watches), then given: the server takes
-    // one socket's commands in order.
-    if (there && there.bot) app.send({type: 'kick', player: there.id});
-    else if (there) app.send({type: 'assign', player: there.id, seat: null, hand: 0});
-    app.send({type: 'assign', player: p.id, seat, hand});
-  });
-  return sel;
+  return out;
+}
+
+/** Whether every seat has its player (under teams, a partner's place may stay empty). */
+function seatsFull(room) {
+  return places(room).every((pl) => pl.hand || pl.there);
+}
+
+/** The place the host last picked for each watcher, kept across the lobby's redraws. */
+const picked = new Map();
+/** The id of what takes the keyboard's focus once it is drawn (the seated watcher's row's
+ *  picker, after the host seats them): see claimFocus. */
+let focusNext = {id: '', until: 0};
+
+/** The host's pick of a seat for watcher `p`, and a *Seat* button that gives it. Choosing
+ *  does nothing by itself (Chromium fires `change` on a closed select's arrow key: one key
+ *  had sent the host to watching). Only free places, or a bot's (it leaves, and the host
+ *  can add one back), are offered: a person is moved first with their own *Move to…*. */
+function seatGiver(app, p, room) {
+  const free = places(room).filter((pl) => !pl.there || pl.there.bot);
+  if (!free.length) return null;
+  const sel = h('select', {'aria-label': `Seat for ${p.name}`, id: `seat-${p.id}`},
+    h('option', {value: '', text: 'Give a seat…'}),
+    free.map((pl) => h('option', {value: pl.value, text: `${pl.text} (${pl.there ? `${pl.there.name} leaves` : 'free'})`})));
+  if (free.some((pl) => pl.value === picked.get(p.id))) sel.value = picked.get(p.id);
+  sel.addEventListener('change', () => picked.set(p.id, sel.value));
+  const give = h('button', {type: 'button', id: `give-${p.id}`, onclick: () => {
+    const pl = free.find((x) => x.value === sel.value);
+    if (!pl) { toast(`Pick a seat for ${p.name} first`); sel.focus(); return; }
+    picked.delete(p.id);
+    focusNext = {id: `move-${p.id}`, until: performance.now() + 5000};
+    if (!pl.there) { app.send({type: 'assign', player: p.id, seat: pl.seat, hand: pl.hand}); return; }
+    // A bot's place: the bot leaves, and the watcher is seated only once the room shows the
+    // place free (seatWhenFree): sent at once, a refused `assign` (the watcher gone
+    // meanwhile) had left the seat empty and the bot gone.
+    app.send({type: 'kick', player: pl.there.id});
+    pendingSeat = {player: p.id, seat: pl.seat, hand: pl.hand, bot: pl.there.id, until: performance.now() + 5000};
+  }}, 'Seat');
+  return [sel, give];
+}
+
+/** A watcher to seat once their place's bot has left: {player, seat, hand, bot, until}. */
+let pendingSeat = null;
+
+/** With each `room` broadcast: seat the watcher the host gave a bot's place to, once the room
+ *  shows that place free and the watcher still there; give up quietly if they left, if
+ *  someone else took the place, or after a few seconds. */
+export function seatWhenFree(app, room) {
+  const want = pendingSeat;
+  if (!want) return;
+  if (performance.now() > want.until) { pendingSeat = null; return; }
+  const there = room.players.find((q) => q.seat === want.seat && (q.hand || 0) === want.hand);
+  if (there && there.id === want.bot) return;  // not yet gone
+  pendingSeat = null;
+  const who = room.players.find((q) => q.id === want.player);
+  if (there || !who || who.seat != null) return;
+  app.send({type: 'assign', player: want.player, seat: want.seat, hand: want.hand});
+}
+
+/** A refusal ends any seating under way: nothing is sent after one. */
+export function dropPendingSeat() { pendingSeat = null; }
+
+/** Once a seated watcher's row is drawn, the keyboard's focus goes to it (their picker),
+ *  not to the page: the button that seated them went with the watchers' list. */
+export function claimFocus() {
+  if (!focusNext.id) return;
+  const el = document.getElementById(focusNext.id);
+  if (el) el.focus({preventScroll: true});
+  if (el || performance.now() > focusNext.until) focusNext = {id: '', until: 0};
 }
 
 /** What a watcher (not the host) is told, with the seats, where they look for one: only the
@@ -408,7 +476,7 @@ export function watchHow(app, room, full) {
   if (!you || you.seat != null || you.host) return null;
   const host = room.players.find((q) => q.id === room.host);
   return h('p', {id: 'watch-how', class: 'watch-how'},
-    `You are watching${full ? ': every seat is taken.' : '.'} Only the host${host ? `, ${host.name},` : ''} can give you a seat, between matches: ask them.`);
+    `You are watching${full ? ': every seat is taken.' : '.'} ${hostSeats(host ? host.name : '')}`);
 }
 
 /** The bots' levels, each with a line on how it plays. */
@@ -439,12 +507,8 @@ function addBot(app, seat, level) {
 
 function seatPicker(app, p, room) {
   // Under teams each seat has two places: the host puts partners together by picking one.
-  const teams = room.options && room.options.teams && room.options.teams !== 'off';
-  const places = Array.from({length: room.seats}, (_, s) => (teams
-    ? [0, 1].map((hand) => h('option', {value: `${s}:${hand}`, text: `seat ${s + 1}, ${hand ? 'second' : 'first'} partner`}))
-    : h('option', {value: `${s}:0`, text: `seat ${s + 1}`})));
   const sel = h('select', {'aria-label': `Move ${p.name}`, id: `move-${p.id}`},
-    h('option', {value: '', text: 'Move to…'}), places,
+    h('option', {value: '', text: 'Move to…'}), places(room).map((pl) => h('option', {value: pl.value, text: pl.text})),
     p.bot ? null : h('option', {value: 'watch', text: 'watching'}));
   sel.addEventListener('change', () => {
     if (!sel.value) return;
@@ -530,12 +594,41 @@ export function resultsSheet(app, result, names, mySeat) {
     standings,
     flagsNote(room, names),
     // Between matches the host may seat a watcher (a rematch keeps the seats as they are).
-    over ? watchersList(app, room) : null,
-    over ? watchHow(app, room, true) : null,
+    over ? resultsWatchers(app) : null,
     over && result.match ? ratingChanges(result.match) : null,
     over && result.match ? analysisSlot(() => fetchAnalysis(result.match), {mySeat}) : null,
     // Last: the bar sticks to the sheet's foot (style.css), over whatever would follow it.
     buttons);
+}
+
+/** The finished match's watchers (and a watcher's note), in a part of the results redrawn in
+ *  place as people are seated (refreshResultsWatchers): the sheet itself is drawn once per
+ *  result, keeping its scroll, focus, count-up and analysis. */
+function resultsWatchers(app) {
+  const part = h('div', {id: 'results-watchers'});
+  refreshResultsWatchers(app, part);
+  return part;
+}
+
+/** Draw the results' watchers part again if what it shows changed (who watches, here or away,
+ *  who is host and where one sits). */
+export function refreshResultsWatchers(app, part = document.getElementById('results-watchers')) {
+  if (!part) return;
+  const room = app.S.room;
+  const you = app.S.you;
+  const key = JSON.stringify([room.host, room.phase, room.seats,
+    room.players.map((p) => [p.id, p.name, p.seat, p.hand, p.bot, p.connected, p.vacant]),
+    you && [you.player, you.host, you.seat]]);
+  if (part.dataset.key === key) return;
+  part.dataset.key = key;
+  const had = part.contains(document.activeElement);
+  refill(part, watchersList(app, room), watchHow(app, room, seatsFull(room)));
+  claimFocus();
+  // The button that seated the last watcher went with the list: the keyboard stays here.
+  if (had && !part.contains(document.activeElement)) {
+    part.tabIndex = -1;
+    part.focus({preventScroll: true});
+  }
 }
 
 /** The seats the server flagged this match as playing beyond any person, each with the figures
