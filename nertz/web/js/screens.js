@@ -307,7 +307,7 @@ export function lobbyScreen(root, app) {
         li.append(who);
         if (isHost && p.id !== you.player) {
           li.append(h('button', {class: 'danger', id: `kick-${p.id}`, onclick: () => app.send({type: 'kick', player: p.id})}, 'Remove'));
-          li.append(seatPicker(app, p, room));
+          li.append(...seatPicker(app, p, room));
         }
       } else {
         // What an empty seat waits for: a friend by the link, or (the host's choice) a bot.
@@ -510,13 +510,19 @@ function seatPicker(app, p, room) {
   const sel = h('select', {'aria-label': `Move ${p.name}`, id: `move-${p.id}`},
     h('option', {value: '', text: 'Move to…'}), places(room).map((pl) => h('option', {value: pl.value, text: pl.text})),
     p.bot ? null : h('option', {value: 'watch', text: 'watching'}));
-  sel.addEventListener('change', () => {
-    if (!sel.value) return;
+  // As with seatGiver: choosing does nothing by itself (an arrow key on the closed select
+  // fires `change`, and one key had moved the player); the *Move* button acts.
+  const key = `move:${p.id}`;
+  if ([...sel.options].some((o) => o.value && o.value === picked.get(key))) sel.value = picked.get(key);
+  sel.addEventListener('change', () => picked.set(key, sel.value));
+  const move = h('button', {type: 'button', id: `do-move-${p.id}`, onclick: () => {
+    if (!sel.value) { toast(`Pick where ${p.name} goes first`); sel.focus(); return; }
+    picked.delete(key);
     if (sel.value === 'watch') { app.send({type: 'assign', player: p.id, seat: null, hand: 0}); return; }
     const [seat, hand] = sel.value.split(':').map(Number);
     app.send({type: 'assign', player: p.id, seat, hand});
-  });
-  return sel;
+  }}, 'Move');
+  return [sel, move];
 }
 
 /** Finished matches of this room, each with its replay. */
