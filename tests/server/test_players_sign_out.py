@@ -5,13 +5,16 @@ Other players, guests included, play on untouched."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from cluster_support import REDIS, Proc, drop_prefix, new_prefix
 from server_support import WAIT, live_server
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
@@ -134,3 +137,62 @@ def test_a_guest_who_signs_out_ends_their_seats_and_others_keep_theirs(base: str
             assert _hello(ws, joined["token"])["type"] == "state"
         # Signing out with nothing to sign out of is no error.
         assert carol.post("/api/account/signout").json() == {"ok": True}
+
+
+def test_a_sign_out_ends_seats_in_rooms_another_process_owns(pg_url: str,
+                                                               tmp_path: Path) -> None:
+    """Two ``nertz serve`` processes of one service (sockets relayed, as between machines):
+    the sign-out reaches the room's owner from the other process, and so does the join that
+    takes the seat back."""
+    prefix = new_prefix()
+    procs = [Proc(pg_url, prefix, tmp_path / f"proc{n}.log", handoff=False) for n in range(2)]
+    try:
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.wait_ready()
+        # The room is made where placement says; Ann's requests then go to the process that
+        # does not own it (its lease names the owner's pid).
+        with _browser(procs[0].url) as ann:
+            assert ann.post("/api/account/signup", json={"name": "Ann", "password": PASSWORD}
+                            ).status_code == 200
+            made = ann.post("/api/rooms", json={"seats": 2, "name": "Ann"}).json()
+            owner = asyncio.run(_owner(prefix, made["room"]))
+            other = next(p for p in procs
+                         if p.proc is not None and f"-{p.proc.pid}-" not in owner)
+        with _browser(other.url) as ann:
+            assert ann.post("/api/account/signin", json={"name": "Ann", "password": PASSWORD}
+                            ).status_code == 200
+            with _socket(other.url, made["room"]) as ws:
+                assert _hello(ws, made["token"])["type"] == "state"
+                assert ann.post("/api/account/signout").json() == {"ok": True}
+                errors = [m for m in _until_closed(ws) if m["type"] == "error"]
+                assert [m["code"] for m in errors] == ["signed_out"]
+            for p in procs:
+                with _socket(p.url, made["room"]) as ws:
+                    assert _hello(ws, made["token"])["code"] == "bad_token"
+            assert ann.post("/api/account/signin", json={"name": "Ann", "password": PASSWORD}
+                            ).status_code == 200
+            back = ann.post(f"/api/rooms/{made['room']}/join", json={"name": "Ann"}).json()
+            assert (back["player"], back["seat"]) == (made["player"], 0)
+            with _socket(other.url, made["room"]) as ws:
+                assert _hello(ws, back["token"])["type"] == "state"
+    finally:
+        for p in procs:
+            p.stop()
+        asyncio.run(drop_prefix(prefix))
+
+
+async def _owner(prefix: str, room: str) -> str:
+    """The name of the process that holds the room's lease."""
+    from redis.asyncio import Redis
+
+    from nertz.server.cluster import Leases
+
+    redis = Redis.from_url(REDIS)
+    try:
+        held = await Leases(redis, prefix, "test").owner(room)
+    finally:
+        await redis.aclose()
+    assert held is not None, f"nobody owns {room}"
+    return str(held[0])
