@@ -594,8 +594,11 @@ class Client:
                 self._answer(msg)
             else:
                 self.errors.append(msg)
-                if msg.get("code") == "bad_token":
-                    self._failure = ClientError("the server does not know this token")
+                if msg.get("code") in ("bad_token", "signed_out"):
+                    # signed_out: the player signed out, which ended this seat's token.
+                    self._failure = ClientError("the server does not know this token"
+                                                if msg["code"] == "bad_token" else
+                                                "signed out: this seat's token was ended")
                     self.reconnect = False
                     ws = self._ws
                     if ws is not None:

@@ -59,6 +59,33 @@ def address_key(host: str) -> str:
     return str(ip)
 
 
+SITE_PREFIX = 48
+"""The bits of an IPv6 network that name one site: the most a home, office or campus is given
+(a /48 holds 65,536 /64s). The limits per address hold per /64 and, :data:`SITE_SHARE` times
+over, per /48: one holder of many /64s gets a few addresses' allowance, not one per /64."""
+
+SITE_SHARE = 16
+"""How many /64s' allowance one /48 gets, in every limit per address: room for a household's
+or an office's few networks (and a mobile carrier's neighbours in one /48) to play apart,
+where 65,536 would be no limit."""
+
+
+@functools.lru_cache(maxsize=4096)
+def site_key(key: str) -> str | None:
+    """The wider key a limit also counts ``key`` under: for a key (or scope) that ends with
+    an IPv6 /64 network as :func:`address_key` writes it (``address 2001:db8:0:1::/64``), the
+    same with that network's /48 (``address 2001:db8::/48``); None for any other key (an
+    IPv4 address is one address; a player is one player)."""
+    head, space, last = key.rpartition(" ")
+    if not last.endswith(f"/{IPV6_PREFIX}") or ":" not in last:
+        return None
+    try:
+        network = ipaddress.IPv6Network(last)
+    except ValueError:
+        return None
+    return head + space + str(network.supernet(new_prefix=SITE_PREFIX))
+
+
 def client_address(conn: HTTPConnection) -> str:
     """The client's address as the limits key it (:func:`address_key`): the key of every
     per-address limit (behind a trusted proxy, the address it names: the server in front
@@ -256,6 +283,12 @@ class Rate:
     per_minute: int
 
 
+def site_rate(rate: Rate) -> Rate:
+    """The limit a whole /48 is held to under ``rate`` (:func:`site_key`): :data:`SITE_SHARE`
+    times its allowance, in buckets of their own."""
+    return Rate(f"{rate.name}/{SITE_PREFIX}", rate.per_minute * SITE_SHARE)
+
+
 class Limits(ABC):
     """The limits that hold for the whole service: rates per key, sockets held per scope (an
     address, a player), keys barred for a while. Every method is a coroutine, as a shared
@@ -264,7 +297,9 @@ class Limits(ABC):
     @abstractmethod
     async def take(self, rate: Rate, key: str) -> int:
         """Take one action of ``rate`` for ``key``: 0 when allowed, else the whole seconds
-        until one would be (nothing taken): the ``Retry-After`` of the refusal."""
+        until one would be (nothing taken): the ``Retry-After`` of the refusal. A key in an
+        IPv6 /48 (:func:`site_key`) also takes from its site's allowance (:func:`site_rate`),
+        all or nothing."""
 
     @abstractmethod
     async def wait(self, rate: Rate, key: str) -> int:
@@ -273,7 +308,9 @@ class Limits(ABC):
     @abstractmethod
     async def hold(self, scope: str, cap: int) -> bool:
         """Count one more socket in ``scope`` unless ``cap`` (0: none) are held already;
-        True when counted. Every True is matched by one :meth:`let_go`."""
+        True when counted. Every True is matched by one :meth:`let_go`. A scope in an IPv6
+        /48 (:func:`site_key`) is also counted in its site's, held to :data:`SITE_SHARE`
+        times ``cap``."""
 
     @abstractmethod
     async def let_go(self, scope: str) -> None:
@@ -312,32 +349,55 @@ class MemoryLimits(Limits):
             limit = self.rates[rate.name] = KeyedLimit(rate.per_minute)
         return limit
 
+    def _buckets(self, rate: Rate, key: str) -> list[tuple[KeyedLimit, str]]:
+        """The buckets an action of ``rate`` by ``key`` takes from: its own, and its site's
+        (:func:`site_key`) at :data:`SITE_SHARE` times the rate."""
+        buckets = [(self._limit(rate), key)]
+        site = site_key(key)
+        if site is not None:
+            buckets.append((self._limit(site_rate(rate)), site))
+        return buckets
+
     async def take(self, rate: Rate, key: str) -> int:
         """See :meth:`Limits.take`."""
-        limit, now = self._limit(rate), time.monotonic()
-        if limit.allow(key, now):
-            return 0
-        return max(1, limit.retry_after(key, now))
+        buckets, now = self._buckets(rate, key), time.monotonic()
+        # All or nothing: a refusal by the site's bucket must not spend the key's token.
+        wait = max(limit.retry_after(k, now) for limit, k in buckets)
+        if wait:
+            return wait
+        for limit, k in buckets:
+            limit.allow(k, now)
+        return 0
 
     async def wait(self, rate: Rate, key: str) -> int:
         """See :meth:`Limits.wait`."""
-        return self._limit(rate).retry_after(key, time.monotonic())
+        now = time.monotonic()
+        return max(limit.retry_after(k, now) for limit, k in self._buckets(rate, key))
 
     async def hold(self, scope: str, cap: int) -> bool:
         """See :meth:`Limits.hold`."""
+        site = site_key(scope)
         count = self.holds.get(scope, 0)
         if cap and count >= cap:
             return False
+        if site is not None:
+            # Counted even with no cap, so that let_go (which knows no cap) may uncount it.
+            wide = self.holds.get(site, 0)
+            if cap and wide >= cap * SITE_SHARE:
+                return False
+            self.holds[site] = wide + 1
         self.holds[scope] = count + 1
         return True
 
     async def let_go(self, scope: str) -> None:
         """See :meth:`Limits.let_go`."""
-        count = self.holds.get(scope, 0)
-        if count <= 1:
-            self.holds.pop(scope, None)
-        else:
-            self.holds[scope] = count - 1
+        site = site_key(scope)
+        for counted in (scope,) if site is None else (scope, site):
+            count = self.holds.get(counted, 0)
+            if count <= 1:
+                self.holds.pop(counted, None)
+            else:
+                self.holds[counted] = count - 1
 
     async def held(self, scope: str) -> int:
         """See :meth:`Limits.held`."""

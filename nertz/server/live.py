@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Collection
 
 from nertz.bots.driver import BotDriver
 from nertz.server import protocol
@@ -22,7 +23,7 @@ from nertz.server.bus import Bus
 from nertz.server.edge.fanout import Fanout, Sink
 from nertz.server.room.bots import RoomSeat
 from nertz.server.room.lobby import Player
-from nertz.server.room.messages import Effects, Stamp
+from nertz.server.room.messages import CommandError, Effects, Stamp
 from nertz.server.room.table import Table
 
 log = logging.getLogger("nertz.bots")
@@ -120,13 +121,27 @@ class LiveRoom:
         """A command with no socket to answer (a bot's): handled and its effects sent on."""
         return self.handle(player, message, None)
 
-    async def join(self, name: str, spectator: bool) -> tuple[Player, str]:
-        """Add a person once the join is stored: the player and their seat token."""
-        player, token, fx = self.table.join(name, spectator)
+    async def join(self, name: str, spectator: bool,
+                   reclaim: Collection[str] = ()) -> tuple[Player, str]:
+        """Add a person once the join is stored: the player and their seat token (``reclaim``:
+        see :meth:`Table.join <nertz.server.room.people.People.join>`)."""
+        player, token, fx = self.table.join(name, spectator, reclaim)
         self._publish(fx)
         if fx.committed is not None:
             await asyncio.gather(fx.committed, return_exceptions=True)
         return player, token
+
+    async def end_seats(self, player_ids: Collection[str]) -> None:
+        """End these people's seat tokens (their player signed out: :meth:`Table.end_seats
+        <nertz.server.room.people.People.end_seats>`), once stored; raises
+        :class:`~nertz.server.room.messages.CommandError` if the room could not store it (a
+        rebuilt table would know the tokens again)."""
+        fx = self.table.end_seats(player_ids)
+        self._publish(fx)
+        if fx.committed is not None:
+            await asyncio.gather(fx.committed, return_exceptions=True)
+        if self.table.broken:
+            raise CommandError("unavailable", "the room could not store the sign-out")
 
     def send_latency(self) -> None:
         """Every seat's latency, to everyone (unversioned: a passing measure, not state)."""

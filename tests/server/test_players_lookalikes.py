@@ -116,3 +116,61 @@ def test_a_name_too_long_once_folded_is_refused_by_name(both: TestClient) -> Non
     r = _sign_up(both, "\ufdfa" * 4, as_guest=False)
     assert r.status_code == 400 and "too long once" in r.json()["error"], r.text
     assert _sign_up(both, "\ufdfa" * 3, as_guest=False).status_code == 200
+
+
+def _migration_0007() -> Any:
+    """Revision 0007's module (its file name is no Python name: loaded by path)."""
+    import importlib.util
+
+    path = MIGRATIONS / "versions" / "0007_account_looks.py"
+    spec = importlib.util.spec_from_file_location("nertz_migration_0007", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _names() -> list[str]:
+    """Names that exercise every part of the key: each confusable source character in a name,
+    marks, invisible and blank-looking characters, spacing, length, case, width."""
+    from nertz.server.confusables import DATA
+
+    sources = [chr(int(line.split("\t")[0], 16))
+               for line in DATA.read_text(encoding="utf-8").splitlines()
+               if line and not line.startswith("#")]
+    names = [f"A{c}n" for c in sources]
+    names += ["Ann", CYRILLIC_ANN, GREEK_ANN, "ANN", "\uff21nn", "rn", "m", "Sarn",
+              "e\u0301\u0302\u0303\u0304", "\u0301x", "A\u200bnn", "A\ufe0fnn", "\u3164Ann",
+              "  Ann   Bob ", "x" * 40, "\ufdfa" * 3, "\u1e9e", "I", "l", "\u2800", "\u200b",
+              "\ufb01le", "Stra\u00dfe", "\u212b"]
+    return names
+
+
+def test_the_frozen_look_of_migration_0007_is_the_servers_look_today() -> None:
+    # The migration carries its own copy of the key (a migration must not read code that
+    # may change later); today both must give every name the same key, or refuse it alike.
+    from nertz.server.protocol import ProtocolError, clean_name
+
+    migration = _migration_0007()
+    table = migration.prototypes()
+    for name in _names():
+        try:
+            today: str | None = name_skeleton(clean_name(name))
+        except ProtocolError:
+            today = None
+        assert migration.account_look(name, table) == today, repr(name)
+
+
+def test_migration_0007_does_not_read_the_servers_functions(
+        store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A later server may compute names' looks otherwise (a newer confusables file): the
+    # migration must still write what it wrote when it was made.
+    from nertz.server import confusables, protocol
+
+    expected = {"first": name_skeleton("Ann"), "later": None, "other": name_skeleton("Bob"),
+                "guest": None}
+    monkeypatch.setattr(protocol, "name_skeleton", lambda name: "changed " + name)
+    monkeypatch.setattr(protocol, "clean_name", lambda name: "changed " + str(name))
+    monkeypatch.setattr(confusables, "skeleton", lambda text: "changed " + text)
+    monkeypatch.setattr(protocol, "skeleton", lambda text: "changed " + text)
+    assert asyncio.run(_old_accounts_migrated(store_url)) == expected

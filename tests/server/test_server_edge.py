@@ -33,7 +33,7 @@ from websockets.sync.client import ClientConnection, connect
 
 import nertz.server.edge.app as app_module
 from nertz.server.edge.app import PEOPLE_PER_ADDRESS, create_app
-from nertz.server.limits import address_key
+from nertz.server.limits import SITE_SHARE, address_key
 
 
 def ws_url(base: str, room: str) -> str:
@@ -170,6 +170,22 @@ def test_one_ipv6_network_is_one_address_for_the_limits(db_url: str) -> None:
             201, 201, 429]
     assert address_key("2001:db8:0:1:aaaa:bbbb:cccc:dddd") == "2001:db8:0:1::/64"
     assert address_key("::1") == "::1" and address_key("testclient") == "testclient"
+
+
+def test_the_64s_of_one_ipv6_48_share_a_wider_allowance(db_url: str) -> None:
+    # One holder of a /48 has 65,536 /64s: the /48 gets SITE_SHARE /64s' worth in all.
+    def create(client: str) -> int:
+        return httpx.post(base + "/api/rooms", json={"seats": 2},
+                          headers={"X-Forwarded-For": client}).status_code
+
+    with live_server(create_app(db_url, rooms_per_minute=1), ("127.0.0.1",)) as base:
+        made = [create(f"2001:db8:7:{n:x}::1") for n in range(SITE_SHARE)]
+        assert made == [201] * SITE_SHARE
+        refused = httpx.post(base + "/api/rooms", json={"seats": 2},
+                             headers={"X-Forwarded-For": "2001:db8:7:ffff::1"})
+        assert refused.status_code == 429 and int(refused.headers["Retry-After"]) >= 1
+        assert create("2001:db8:8::1") == 201  # another /48
+        assert create("192.0.2.8") == 201
 
 
 def test_trust_proxy_flag_is_checked() -> None:

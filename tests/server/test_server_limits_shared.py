@@ -48,7 +48,15 @@ import nertz.server.edge.app as app_module
 from nertz.server.cluster import Leases
 from nertz.server.cluster.limits import RedisLimits
 from nertz.server.edge.app import create_app
-from nertz.server.limits import HeldWhile, MemoryLimits, Rate
+from nertz.server.limits import (
+    SITE_SHARE,
+    HeldWhile,
+    Limits,
+    MemoryLimits,
+    Rate,
+    address_key,
+    site_key,
+)
 
 REDIS = os.environ.get("NERTZ_TEST_REDIS", "redis://127.0.0.1:6379/0")
 
@@ -545,3 +553,72 @@ def test_the_processes_of_a_service_share_the_rooms_of_bots_alone(prefix: str, p
     finally:
         for p in procs:
             p.stop()
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def one_limits(request: pytest.FixtureRequest, prefix: str) -> AsyncIterator[Any]:
+    """The limits of one process, in memory and in Redis."""
+    limits: MemoryLimits | RedisLimits = (MemoryLimits() if request.param == "memory"
+                                          else RedisLimits(REDIS, prefix))
+    await limits.start()
+    try:
+        yield limits
+    finally:
+        await limits.close()
+
+
+def _net64(site: int, net: int) -> str:
+    """The limits key of a client in /64 number ``net`` of the /48 number ``site``."""
+    return address_key(f"2001:db8:{site:x}:{net:x}::1")
+
+
+@pytest.mark.anyio
+async def test_the_64s_of_one_48_share_a_wider_allowance(one_limits: Limits) -> None:
+    # One holder of a /48 has 65,536 /64s: each its own allowance would be no limit. Its /64s
+    # share SITE_SHARE /64s' worth.
+    rooms = Rate("rooms", 2)
+    allowed = [await one_limits.take(rooms, _net64(1, n)) for n in range(SITE_SHARE)
+               for _ in range(2)]
+    assert allowed == [0] * (2 * SITE_SHARE)
+    assert await one_limits.take(rooms, _net64(1, SITE_SHARE)) >= 1
+    assert await one_limits.wait(rooms, _net64(1, SITE_SHARE + 1)) >= 1
+    # Another /48 has its own; so has an IPv4 address, and a player.
+    assert await one_limits.take(rooms, _net64(2, 0)) == 0
+    assert await one_limits.take(rooms, "192.0.2.1") == 0
+    assert await one_limits.take(rooms, "p0123456789abcdef") == 0
+    # Whatever the rate: its /48 gets SITE_SHARE times it, its buckets apart from others'.
+    wide = Rate("uploads", 1)
+    assert [await one_limits.take(wide, _net64(1, n)) for n in range(SITE_SHARE)] == [0] * 16
+    assert await one_limits.take(wide, _net64(1, 99)) >= 1
+
+
+@pytest.mark.anyio
+async def test_the_sockets_of_one_48_share_a_wider_cap(one_limits: Limits) -> None:
+    cap = 2
+    scopes = [f"address {_net64(1, n)}" for n in range(SITE_SHARE + 1)]
+    assert all([await one_limits.hold(s, cap) for s in scopes[:-1] for _ in range(cap)])
+    assert not await one_limits.hold(scopes[-1], cap)  # the /48 is full
+    assert await one_limits.hold(f"address {_net64(2, 0)}", cap)  # another /48 is not
+    site = site_key(scopes[0])
+    assert site == "address 2001:db8:1::/48" and site == site_key(scopes[-1])
+    assert await one_limits.held(site) == SITE_SHARE * cap
+    # A socket that closes makes room in its /48 again (its site is let go with it).
+    await one_limits.let_go(scopes[0])
+    assert await one_limits.held(site) == SITE_SHARE * cap - 1
+    assert await one_limits.hold(scopes[-1], cap)
+    assert not await one_limits.hold(scopes[-1], cap)  # full again
+    # A /64's own cap holds as before.
+    assert not await one_limits.hold(scopes[1], cap)
+    # Holding with no cap counts the site too, and letting go uncounts it: nothing is left.
+    await one_limits.hold(f"bot rooms {_net64(5, 1)}", 0)
+    await one_limits.let_go(f"bot rooms {_net64(5, 1)}")
+    assert await one_limits.held(str(site_key(f"bot rooms {_net64(5, 1)}"))) == 0
+
+
+def test_a_site_is_the_48_of_a_64_key() -> None:
+    assert site_key("2001:db8:1:2::/64") == "2001:db8:1::/48"
+    assert site_key("address 2001:db8:1:2::/64") == "address 2001:db8:1::/48"
+    assert site_key("bot rooms 2001:db8:1:ffff::/64") == "bot rooms 2001:db8:1::/48"
+    for key in ("192.0.2.1", "address 192.0.2.1", "::1", "p0123", "player r1 abc", "x/64",
+                "address 10.0.0.0/64"):
+        assert site_key(key) is None, key

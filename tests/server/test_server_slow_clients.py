@@ -4,6 +4,7 @@ uvicorn server configured as ``nertz serve`` configures it, the deadlines shorte
 
 from __future__ import annotations
 
+import asyncio
 import json
 import select
 import socket
@@ -205,3 +206,66 @@ def test_an_address_holds_a_bounded_number_of_http_connections(tmp_path: Any) ->
         with connect(base.replace("http", "ws", 1) + f"/ws/{room}"):
             until(lambda: http_protocol.open_from("127.0.0.1") == 0,
                   "a WebSocket counted as an HTTP connection")
+
+
+class _Peer(asyncio.Transport):
+    """A connection's transport as the protocol sees it, from an IPv6 peer of our choosing
+    (the loopback has only ``::1``, which is one address whatever its network)."""
+
+    def __init__(self, peer: str) -> None:
+        super().__init__()
+        self.peer = peer
+        self.closed = False
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"peername": (self.peer, 40000), "sockname": ("2001:db8::1", 8000)}.get(
+            name, default)
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def write(self, data: Any) -> None:
+        pass
+
+
+def test_the_64s_of_one_ipv6_48_share_a_wider_cap_on_connections(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # One holder of a /48 has 65,536 /64s: each its own 256 connections (and 32 unfinished)
+    # would hold the process's files. The /48 gets SITE_SHARE /64s' worth of each.
+    from uvicorn.server import ServerState
+
+    from nertz.server.limits import SITE_SHARE
+
+    monkeypatch.setattr(http_protocol, "OPEN_PER_ADDRESS", 2)
+    monkeypatch.setattr(http_protocol, "UNFINISHED_PER_ADDRESS", 2)
+    config = server_config(create_app("sqlite://"), "::1", 8000)
+    state = ServerState()
+
+    async def main() -> None:
+        def connect_from(peer: str) -> tuple[http_protocol.GuardedHttp, _Peer]:
+            protocol = http_protocol.GuardedHttp(config, state, {})
+            transport = _Peer(peer)
+            protocol.connection_made(transport)
+            return protocol, transport
+
+        held = [connect_from(f"2001:db8:5:{n:x}::1") for n in range(SITE_SHARE) for _ in "ab"]
+        assert not any(t.closed for _, t in held)
+        assert http_protocol.open_from("2001:db8:5::/48") == 2 * SITE_SHARE
+        assert http_protocol.unfinished("2001:db8:5::/48") == 2 * SITE_SHARE
+        _, refused = connect_from("2001:db8:5:ffff::1")  # a fresh /64 of a full /48
+        assert refused.closed
+        other = connect_from("2001:db8:6::1")  # another /48
+        assert not other[1].closed
+        # A connection that closes gives its /48 room again; nothing stays counted after all.
+        held[0][0].connection_lost(None)
+        again = connect_from("2001:db8:5:ffff::1")
+        assert not again[1].closed
+        for protocol, _ in [*held[1:], other, again]:
+            protocol.connection_lost(None)
+        for key in ("2001:db8:5::/48", "2001:db8:6::/48", "2001:db8:5:ffff::/64"):
+            assert http_protocol.open_from(key) == http_protocol.unfinished(key) == 0
+
+    asyncio.run(main())

@@ -85,8 +85,18 @@ def test_making_an_account_signing_out_and_in(server: Any, new_page: Any, axe: s
     page.click("#signup-submit")
     page.wait_for_selector("#signout")
     assert "Signed in as Quinn Web" in page.inner_text("#account-who")
+    # A seat this browser keeps (as after joining a room), and a "Play now" under way: a
+    # sign-out forgets them, so the next person at this computer does not find them.
+    page.evaluate("""() => {
+      localStorage.setItem('nertz:room:r1', JSON.stringify({token: 't', player: 'p'}));
+      localStorage.setItem('nertz:autostart', JSON.stringify({room: 'r1'}));
+      localStorage.setItem('nertz:four-colour', 'true');
+    }""")
     page.click("#signout")
     page.wait_for_selector("#signin")
+    kept = page.evaluate("() => Object.keys(localStorage).sort()")
+    assert "nertz:room:r1" not in kept and "nertz:autostart" not in kept, kept
+    assert "nertz:four-colour" in kept  # settings are not the player's seats
     page.fill("#signin-name", "quinn web")
     page.fill("#signin-password", "not the password")
     page.click("#signin-submit")

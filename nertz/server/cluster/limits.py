@@ -7,11 +7,13 @@ machines whose clocks disagree still share one bucket.
 Keys, all under one prefix (``nertz:`` unless told otherwise):
 
 - ``rate:{name}:{key}``: a token bucket (hash ``tokens``, ``at``), expiring once it would be
-  full again, so idle keys cost nothing;
+  full again, so idle keys cost nothing; an IPv6 key's /48 has one too
+  (``rate:{name}/48:{site}``: :func:`~nertz.server.limits.site_key`), taken from in the same
+  step;
 - ``bar:{key}``: a barred key, expiring with its bar;
 - ``procs``: every live process (sorted set, scored by the end of its lease in milliseconds);
-- ``held:{process}``: the sockets one process holds, per scope (hash ``scope`` -> count),
-  expiring with the process's lease.
+- ``held:{process}``: the sockets one process holds, per scope (hash ``scope`` -> count; an
+  IPv6 scope's /48 counted beside it), expiring with the process's lease.
 
 A socket count is the sum over the live processes' hashes. A process renews its lease every
 third of :data:`LEASE_MS`; one that dies (SIGKILL, a lost machine) stops renewing, and the next
@@ -34,7 +36,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from nertz.server.limits import Limits, Rate
+from nertz.server.limits import SITE_SHARE, Limits, Rate, site_key, site_rate
 
 log = logging.getLogger("nertz.limits")
 
@@ -50,25 +52,38 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 TAKE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local rate = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
-local tokens = burst
-if b[1] then
-  tokens = math.min(burst, tonumber(b[1]) + math.max(0, now - tonumber(b[2])) * rate)
+local tokens = {}
+local wait = 0
+for i, key in ipairs(KEYS) do
+  local rate = tonumber(ARGV[2 * i])
+  local burst = tonumber(ARGV[2 * i + 1])
+  local b = redis.call('HMGET', key, 'tokens', 'at')
+  local n = burst
+  if b[1] then
+    n = math.min(burst, tonumber(b[1]) + math.max(0, now - tonumber(b[2])) * rate)
+  end
+  tokens[i] = n
+  if n < 1 then
+    wait = math.max(wait, math.max(1, math.ceil((1 - n) / rate)))
+  end
 end
-if tokens < 1 then
-  return math.max(1, math.ceil((1 - tokens) / rate))
+if wait > 0 then
+  return wait
 end
-if ARGV[3] == '1' then
-  tokens = tokens - 1
-  redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
-  redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / rate * 1000) + 1000)
+if ARGV[1] == '1' then
+  for i, key in ipairs(KEYS) do
+    local rate = tonumber(ARGV[2 * i])
+    local burst = tonumber(ARGV[2 * i + 1])
+    local n = tokens[i] - 1
+    redis.call('HSET', key, 'tokens', tostring(n), 'at', tostring(now))
+    redis.call('PEXPIRE', key, math.ceil((burst - n) / rate * 1000) + 1000)
+  end
 end
 return 0
 """
-"""KEYS: the bucket. ARGV: tokens a second, burst, 1 to take (0 to look). Returns 0 (allowed)
-or the whole seconds to wait."""
+"""KEYS: the buckets (a key's, and its site's: :func:`~nertz.server.limits.site_key`). ARGV:
+1 to take (0 to look), then tokens a second and burst for each bucket. All or nothing: returns
+0 (allowed, one taken from each) or the whole seconds to wait (nothing taken)."""
 
 HOLD = _NOW_MS + """
 local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -82,28 +97,35 @@ for _, p in ipairs(dead) do
     redis.call('ZREM', KEYS[1], p)
   end
 end
-local cap = tonumber(ARGV[5])
-if cap > 0 then
-  local total = 0
-  for _, p in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-    if p ~= ARGV[1] then
-      total = total + tonumber(redis.call('HGET', ARGV[3] .. p, ARGV[4]) or 0)
+local procs = redis.call('ZRANGE', KEYS[1], 0, -1)
+for i = 4, #ARGV, 2 do
+  local cap = tonumber(ARGV[i + 1])
+  if cap > 0 then
+    local total = 0
+    for _, p in ipairs(procs) do
+      if p ~= ARGV[1] then
+        total = total + tonumber(redis.call('HGET', ARGV[3] .. p, ARGV[i]) or 0)
+      end
+    end
+    total = total + tonumber(redis.call('HGET', KEYS[2], ARGV[i]) or 0)
+    if total >= cap then
+      return 0
     end
   end
-  total = total + tonumber(redis.call('HGET', KEYS[2], ARGV[4]) or 0)
-  if total >= cap then
-    return 0
-  end
 end
-redis.call('HINCRBY', KEYS[2], ARGV[4], 1)
+for i = 4, #ARGV, 2 do
+  redis.call('HINCRBY', KEYS[2], ARGV[i], 1)
+end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[2]))
 return 1
 """
 """KEYS: the live processes, this process's counts. ARGV: process id, lease ms, prefix of the
-processes' counts, scope, cap. Drops dead processes' counts; returns 1 when counted, 0 when
-refused, -1 (nothing counted) when this process's own lease has lapsed: it must renew first,
-writing its tally back, or its sockets would be undercounted from then on."""
+processes' counts, then scope, cap pairs (a scope's, and its site's:
+:func:`~nertz.server.limits.site_key`), each counted only if none is at its cap. Drops dead
+processes' counts; returns 1 when counted, 0 when refused, -1 (nothing counted) when this
+process's own lease has lapsed: it must renew first, writing its tally back, or its sockets
+would be undercounted from then on."""
 
 COUNT = _NOW_MS + """
 local total = 0
@@ -115,13 +137,14 @@ return total
 """KEYS: the live processes. ARGV: prefix of their counts, scope. The live processes' sum."""
 
 LET_GO = """
-local n = redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
-if n <= 0 then
-  redis.call('HDEL', KEYS[1], ARGV[1])
+for _, scope in ipairs(ARGV) do
+  if redis.call('HINCRBY', KEYS[1], scope, -1) <= 0 then
+    redis.call('HDEL', KEYS[1], scope)
+  end
 end
-return n
+return 1
 """
-"""KEYS: this process's counts. ARGV: scope."""
+"""KEYS: this process's counts. ARGV: the scopes (a scope, and its site's)."""
 
 RENEW = _NOW_MS + """
 if redis.call('EXISTS', KEYS[2]) == 0 and #ARGV > 2 then
@@ -171,9 +194,15 @@ class RedisLimits(Limits):
     async def _bucket(self, rate: Rate, key: str, take: bool) -> int:
         if rate.per_minute <= 0:
             return 0
+        keys = [f"{self.prefix}rate:{rate.name}:{key}"]
+        args: list[Any] = [int(take), rate.per_minute / 60.0, rate.per_minute]
+        site = site_key(key)
+        if site is not None:
+            wide = site_rate(rate)
+            keys.append(f"{self.prefix}rate:{wide.name}:{site}")
+            args += [wide.per_minute / 60.0, wide.per_minute]
         try:
-            wait = await self._take(keys=[f"{self.prefix}rate:{rate.name}:{key}"],
-                                    args=[rate.per_minute / 60.0, rate.per_minute, int(take)])
+            wait = await self._take(keys=keys, args=args)
         except RedisError as exc:
             self._down(exc, f"checking {rate.name}")
             return 0
@@ -189,12 +218,17 @@ class RedisLimits(Limits):
 
     async def hold(self, scope: str, cap: int) -> bool:
         """See :meth:`Limits.hold`."""
+        site = site_key(scope)
+        scopes = [scope] if site is None else [scope, site]
+        caps: list[Any] = [scope, cap]
+        if site is not None:
+            caps += [site, cap * SITE_SHARE]
         try:
             counted = -1
             for _ in range(2):
                 counted = await self._hold(
                     keys=[self.procs_key, self.held_key],
-                    args=[self.process, self.lease_ms, self.held_prefix, scope, cap])
+                    args=[self.process, self.lease_ms, self.held_prefix, *caps])
                 if counted != -1:
                     break
                 await self.renew()
@@ -204,18 +238,22 @@ class RedisLimits(Limits):
             self._down(exc, "counting a socket")
             counted = 1
         if counted:
-            self.mine[scope] = self.mine.get(scope, 0) + 1
+            for counts in scopes:
+                self.mine[counts] = self.mine.get(counts, 0) + 1
         return bool(counted)
 
     async def let_go(self, scope: str) -> None:
         """See :meth:`Limits.let_go`."""
-        count = self.mine.get(scope, 0)
-        if count <= 1:
-            self.mine.pop(scope, None)
-        else:
-            self.mine[scope] = count - 1
+        site = site_key(scope)
+        scopes = [scope] if site is None else [scope, site]
+        for counts in scopes:
+            count = self.mine.get(counts, 0)
+            if count <= 1:
+                self.mine.pop(counts, None)
+            else:
+                self.mine[counts] = count - 1
         try:
-            await self._let_go(keys=[self.held_key], args=[scope])
+            await self._let_go(keys=[self.held_key], args=scopes)
         except RedisError as exc:
             self._down(exc, "letting a socket go")
 

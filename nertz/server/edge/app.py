@@ -69,6 +69,7 @@ from nertz.server.limits import (
 from nertz.server.live import LiveRoom
 from nertz.server.openapi import ROUTES as API
 from nertz.server.players import PlayersApi
+from nertz.server.players.identity import token_from
 from nertz.server.players.listing import ListingRefused
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import CommandError, Error, Kicked, Stamp
@@ -499,7 +500,7 @@ def create_app(
                 raise
             node.on_socket = _remote_socket
             node.relay.calls.update({"info": _call_info, "join": _call_join,
-                                     "create": _call_create})
+                                     "create": _call_create, "end_seats": _call_end_seats})
             state["node"] = node
             if handoff:
                 from nertz.server.cluster.handoff import Handoff
@@ -523,6 +524,7 @@ def create_app(
         state["players"] = app.state.players = PlayersApi(hub, shared, rooms=new_rooms)
         state["players"].room_info_elsewhere = (
             lambda exc: _relayed(exc, "info", {"room": exc.room_id}))
+        state["players"].end_seats_in = _end_seats
         try:
             yield
         finally:
@@ -690,11 +692,11 @@ def create_app(
         out: dict[str, Any] = {"room": room_id, "code": code, "url": room_url(request, code)}
         if name is not None:
             if room is not None:
-                out.update(await _join(request, room, name, False))
+                out.update(await _join(request, room, name, False, []))
             else:
                 assert owner is not None
                 out.update(await _join_elsewhere(request, OwnedElsewhere(room_id, owner), name,
-                                                 False))
+                                                 False, []))
         return _with_identity(request, out, 201)
 
     async def _create_here(spec: dict[str, Any]) -> LiveRoom:
@@ -710,16 +712,46 @@ def create_app(
         players().set_cookie(request, response, out.get("identity"))
         return response
 
-    async def _join(request: Request, room: LiveRoom, name: str,
-                    spectator: bool) -> dict[str, Any]:
-        return await _tie(request, room.id,
-                          await _join_table(room, name, spectator, client_address(request)))
+    async def _join(request: Request, room: LiveRoom, name: str, spectator: bool,
+                    reclaim: list[str]) -> dict[str, Any]:
+        return await _tie(request, room.id, await _join_table(
+            room, name, spectator, client_address(request), reclaim))
+
+    async def _reclaimable(request: Request, room_id: str) -> list[str]:
+        """The people of the room the request's player was seated as (by the server's record):
+        a seat whose token their sign-out ended is theirs to take back by joining."""
+        profile = await players().identities.find(token_from(request))
+        if profile is None:
+            return []
+        return await players().identities.seats_in(room_id, profile.id)
+
+    async def _end_seats(room_id: str, people: list[str]) -> None:
+        """End these people's seat tokens in the room, here or on its owner (a closed room's
+        tokens open nothing)."""
+        try:
+            room = await find_room(room_id)
+        except OwnedElsewhere as exc:
+            await _relayed(exc, "end_seats", {"room": room_id, "people": people})
+            return
+        if room is not None:
+            await room.end_seats(people)
+
+    async def _call_end_seats(args: dict[str, Any]) -> None:
+        from nertz.server.cluster import RelayError
+
+        room = await _owned(args["room"])
+        try:
+            await room.end_seats(list(args["people"]))
+        except CommandError as exc:
+            raise RelayError(exc.message, 503) from None
 
     async def _join_table(room: LiveRoom, name: str, spectator: bool,
-                          address: str | None) -> dict[str, Any]:
+                          address: str | None, reclaim: list[str] | None = None
+                          ) -> dict[str, Any]:
         """Seat a person at the room's table (this process owns it): the seat and its token.
         ``address``: where the request came from, which may bring at most
-        :data:`PEOPLE_PER_ADDRESS` people into the room."""
+        :data:`PEOPLE_PER_ADDRESS` people into the room. ``reclaim``: the people the joining
+        player was seated as there (:meth:`LiveRoom.join`)."""
         joined = room.joined_from
         for gone in [pid for pid in joined
                      if pid not in room.table.players and not pid.startswith(JOINING)]:
@@ -733,7 +765,7 @@ def create_app(
                                     "your address already: no more may join from it")
             joined[held] = address
         try:
-            player, token = await room.join(name, spectator)
+            player, token = await room.join(name, spectator, reclaim or ())
         except CommandError as exc:
             status = {"unavailable": 503, "name_taken": 409}.get(exc.code, 400)
             raise ApiError(status, exc.message) from None
@@ -795,19 +827,21 @@ def create_app(
                 raise ApiError(403, "you were removed from this room by its host: you may join "
                                     f"again in {math.ceil(wait / 60)} min",
                                {"Retry-After": str(math.ceil(wait))})
+        reclaim = await _reclaimable(request, room_id)
         if room is not None:
-            out = await _join(request, room, data.name, data.spectator)
+            out = await _join(request, room, data.name, data.spectator, reclaim)
         else:
-            out = await _join_elsewhere(request, elsewhere, data.name, data.spectator)
+            out = await _join_elsewhere(request, elsewhere, data.name, data.spectator, reclaim)
         out["room"] = room_id
         return _with_identity(request, out, 200)
 
     async def _join_elsewhere(request: Request, owned: OwnedElsewhere, name: str,
-                              spectator: bool) -> dict[str, Any]:
+                              spectator: bool, reclaim: list[str]) -> dict[str, Any]:
         """Another process owns the room: it seats the person; the identity is tied here."""
         seated = await _relayed(owned, "join", {"room": owned.room_id, "name": name,
                                                 "spectator": spectator,
-                                                "address": client_address(request)})
+                                                "address": client_address(request),
+                                                "reclaim": reclaim})
         return await _tie(request, owned.room_id, dict(seated))
 
     async def _relayed(exc: OwnedElsewhere, op: str, args: dict[str, Any]) -> Any:
@@ -846,7 +880,7 @@ def create_app(
         room = await _owned(args["room"])
         try:
             return await _join_table(room, args["name"], args["spectator"],
-                                     args.get("address"))
+                                     args.get("address"), list(args.get("reclaim") or ()))
         except ApiError as exc:
             raise RelayError(exc.message, exc.status) from None
 

@@ -22,7 +22,7 @@ from sqlalchemy.exc import IntegrityError
 from starlette.requests import HTTPConnection
 
 from nertz.server.players.tables import profile_tokens, profiles, room_members
-from nertz.server.store import Store
+from nertz.server.store import Store, rooms
 
 COOKIE: Final = "nertz_player"
 """The browser's identity cookie (HttpOnly, SameSite=Lax, a year)."""
@@ -174,6 +174,29 @@ class Identities:
                     room_id=room_id, room_player=room_player, profile_id=profile_id))
         except IntegrityError:  # pragma: no cover - room player ids are fresh
             pass
+
+    async def open_seats(self, profile_id: str) -> dict[str, list[str]]:
+        """The room players a player was seated as, in rooms not closed: room id -> room
+        player ids (what a sign-out ends)."""
+        async with self.db.connection() as conn:
+            result = await conn.execute(
+                sa.select(room_members.c.room_id, room_members.c.room_player)
+                .join(rooms, rooms.c.id == room_members.c.room_id)
+                .where(room_members.c.profile_id == profile_id)
+                .where(rooms.c.status != "closed"))
+            seats: dict[str, list[str]] = {}
+            for r in result:
+                seats.setdefault(r.room_id, []).append(r.room_player)
+            return seats
+
+    async def seats_in(self, room_id: str, profile_id: str) -> list[str]:
+        """The room players a player was seated as in one room (what a join may reclaim)."""
+        async with self.db.connection() as conn:
+            result = await conn.execute(
+                sa.select(room_members.c.room_player)
+                .where(room_members.c.room_id == room_id)
+                .where(room_members.c.profile_id == profile_id))
+            return [r.room_player for r in result]
 
     async def members(self, room_id: str) -> dict[str, str]:
         """A room's players tied to profiles: room player id -> profile id."""

@@ -169,7 +169,9 @@ ROUTES: Final[dict[str, dict[str, Any]]] = {
     "sign_in": {"responses": {200: _answer("the account's identity, for this device",
                                            SIGNED_IN), **_errors(400, 401, 413, 415, 429, 503)},
                 **_body(CREDENTIALS, "the account name and password")},
-    "sign_out": {"responses": {200: _answer("this device's identity forgotten", OK)}},
+    "sign_out": {"responses": {200: _answer("this device's identity forgotten, and the "
+                                            "player's seat tokens in open rooms", OK),
+                               **_errors(503)}},
     "change_password": {"responses": {200: _answer("the password changed", OK),
                                       **_errors(400, 401, 413, 415, 429, 503)},
                         **_body(PASSWORD_CHANGE, "the old password and the new")},

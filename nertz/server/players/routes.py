@@ -120,6 +120,10 @@ class QuickAsk(msgspec.Struct, forbid_unknown_fields=True):
 RoomInfoElsewhere = Callable[["OwnedElsewhere"], Awaitable[dict[str, Any]]]
 """Asks the owning process for a room's lobby (``Table.room_info``)."""
 
+EndSeats = Callable[[str, list[str]], Awaitable[None]]
+"""Ends these people's seat tokens in the room of that id (``LiveRoom.end_seats``, on the
+process that owns it; nothing for a room that has closed); raises if it could not."""
+
 
 class PlayersApi:
     """Everything about players, over the store's database and the hub's rooms."""
@@ -141,6 +145,8 @@ class PlayersApi:
         """The guests an address may make (none when rooms are not limited)."""
         self.room_info_elsewhere: RoomInfoElsewhere | None = None
         """Asks the process that owns a room for its lobby (set by a multi-process server)."""
+        self.end_seats_in: EndSeats | None = None
+        """Ends people's seat tokens in a room, wherever it is owned (set by the app)."""
         hub.store.match_listeners.append(self.match_saved)
 
     # ------------------------------------------------------------------ hooks
@@ -173,6 +179,21 @@ class PlayersApi:
             await self.identities.rename(profile.id, name)
         await self.identities.seat(room_id, room_player, profile.id)
         return profile, token
+
+    async def end_seats(self, profile: Profile) -> list[str]:
+        """A player signs out (or is deleted): every seat they hold in a room still open stops
+        answering to its seat token, so a token left on a shared computer, or copied from it,
+        no longer opens it. The rooms where that could not be done (to try again)."""
+        failed: list[str] = []
+        if self.end_seats_in is None:
+            return failed
+        for room_id, people in (await self.identities.open_seats(profile.id)).items():
+            try:
+                await self.end_seats_in(room_id, people)
+            except Exception:
+                log.exception("room %s: could not end %s's seats", room_id, profile.id)
+                failed.append(room_id)
+        return failed
 
     def seating(self, room: LiveRoom, members: dict[str, str]) -> list[list[Sitter]]:
         """Who sits at each seat of a live room, by partner slot."""
@@ -303,10 +324,21 @@ class PlayersApi:
                 raise error(exc.status, exc.message) from None
             return signed_in(request, profile, await get().identities.issue(profile.id))
 
+        async def seats_ended(profile: Profile) -> None:
+            # Before the identity goes: a sign-out that could not end a seat is tried again
+            # with the same cookie, and a seat token that outlived it would still open a seat.
+            failed = await get().end_seats(profile)
+            if failed:
+                raise error(503, f"your seats in {len(failed)} room(s) could not be ended "
+                                 "just now: sign out again in a moment", {"Retry-After": "1"})
+
         @api.post("/api/account/signout", **API["sign_out"])
         async def sign_out(request: Request) -> JSONResponse:
             token = token_from(request)
             if token is not None:
+                profile = await get().identities.find(token)
+                if profile is not None:
+                    await seats_ended(profile)
                 await get().identities.revoke(token)
             out = JSONResponse({"ok": True})
             out.delete_cookie(COOKIE, path="/")
@@ -336,6 +368,7 @@ class PlayersApi:
                         await get().accounts.sign_in(profile.account, data.password or "")
                 except AccountError as exc:
                     raise error(exc.status, exc.message) from None
+            await seats_ended(profile)
             await get().accounts.delete(profile)
             out = JSONResponse({"ok": True})
             out.delete_cookie(COOKIE, path="/")

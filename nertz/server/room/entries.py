@@ -3,7 +3,8 @@
 A table changes only by applying entries (:meth:`~nertz.server.room.log.TableLog._apply` calls
 ``_on_<kind>`` for an entry of that kind), and the same code applies them live and when a table
 is rebuilt from its stored log on any process, so a rebuilt table is the table that was. The
-entries: ``created``; people ``joined`` and ``left``, ``assigned`` a seat, ``ready``, the
+entries: ``created``; people ``joined`` and ``left``, a seat ``token`` replaced or forgotten
+(a sign-out), ``assigned`` a seat, ``ready``, the
 ``host`` handed on, a vacant seat given a bot (``bot_seat``); a match's ``start`` and the
 ``next`` round (each a deal), play's ``begin``; a ``move``, a person's ``rejected`` move, the
 referee's ``reset``, a ``race`` lost, an automation ``flag``; and a round's ``close``.
@@ -47,6 +48,13 @@ class Entries(TableCore):
         self.lobby.add(p)
         # A person has the reconnect window from joining (or from a restart) to connect.
         p.went()
+
+    def _on_token(self, data: dict[str, Any]) -> None:
+        # A person's seat token replaced (a player back after signing out) or forgotten (None:
+        # they signed out): only the latest opens the seat.
+        person = self.players.get(data["player"])
+        if person is not None:
+            person.token_hash = data.get("token")
 
     def _on_left(self, data: dict[str, Any]) -> None:
         self.lobby.remove(data["player"])

@@ -13,23 +13,34 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Collection
 
 # Through the module, not by name: tests shorten the waits it sets.
 from nertz.server.room import lobby
 from nertz.server.room.broadcasts import Broadcasts
 from nertz.server.room.lobby import MOVES_PER_SECOND, Player, token_hash
-from nertz.server.room.messages import CommandError, Effects, Latency
+from nertz.server.room.messages import CommandError, Effects, Error, Latency
 from nertz.server.room.phase import Phase
 
 
 class People(Broadcasts):
     """A table's people: joins, sockets, vacancies, the host's absence, round trips, pace."""
 
-    def join(self, name: str, spectator: bool = False) -> tuple[Player, str, Effects]:
+    def join(self, name: str, spectator: bool = False,
+             reclaim: Collection[str] = ()) -> tuple[Player, str, Effects]:
         """Add a person: the player, their seat token (shown once, stored hashed) and the
         effects; raises :class:`CommandError` (or :class:`protocol.ProtocolError` for a name
-        that is no name) and changes nothing if refused."""
+        that is no name) and changes nothing if refused.
+
+        ``reclaim``: this room's people the joining player was seated as (the server's record
+        of who joined, not the client's word). One whose token a sign-out ended
+        (:meth:`end_seats`) is handed back with a new token, in its place and under its name,
+        instead of a new person: signing in again brings a player back to their seat."""
         self._check_alive()
+        for pid in reclaim:
+            mine = self.players.get(pid)
+            if mine is not None and mine.bot is None and mine.token_hash is None:
+                return self._new_token(mine)
         clean = self.lobby.check_name(name)
         seat, hand = self.lobby.free_seat() if self.phase is Phase.LOBBY else (None, 0)
         if spectator:
@@ -45,6 +56,29 @@ class People(Broadcasts):
 
         fx = self._run(joined)
         return self.players[pid], token, fx
+
+    def _new_token(self, player: Player) -> tuple[Player, str, Effects]:
+        token = secrets.token_urlsafe(24)
+        fx = self._run(lambda: self._log("token", {"player": player.id,
+                                                   "token": token_hash(token)}))
+        return player, token, fx
+
+    def end_seats(self, player_ids: Collection[str]) -> Effects:
+        """The player behind these people signed out: each one's seat token is forgotten (a
+        copy of it, on a shared computer or elsewhere, no longer opens the seat) and their
+        sockets are closed with the ``error`` ``signed_out``. The seats stay theirs, waiting
+        as after any drop, until the player signs in and joins again (``reclaim`` of
+        :meth:`join`) or a bot takes a seat gone vacant."""
+        def end() -> None:
+            for pid in player_ids:
+                person = self.players.get(pid)
+                if person is None or person.bot is not None or person.token_hash is None:
+                    continue
+                self._log("token", {"player": pid, "token": None})
+                self._send(pid, Error("signed_out", "you signed out: this seat's token no "
+                                                    "longer opens it; sign in and join the "
+                                                    "room again to take it back"), close=True)
+        return self._run(end)
 
     def connected(self, player: Player | None) -> Effects:
         """A socket of ``player`` opened (None: a watcher with no seat token)."""

@@ -288,3 +288,18 @@ export const store = {
   set(key, value) { try { localStorage.setItem(key, JSON.stringify(value)); } catch { /* full */ } },
   remove(key) { try { localStorage.removeItem(key); } catch { /* ignore */ } },
 };
+
+/** Where this browser keeps its seat token for a room (reloading returns to the same seat). */
+export function seatKey(roomId) { return `nertz:room:${roomId}`; }
+
+/** Forget every seat token this browser keeps, and a "Play now" under way: at a sign-out (or
+ * a deletion) the server ends that player's seats, and on a shared computer the next person
+ * must not find them here either. */
+export function forgetSeats() {
+  try {
+    const keys = [];
+    for (let i = 0; i < localStorage.length; i++) keys.push(localStorage.key(i));
+    for (const key of keys) if (key && key.startsWith(seatKey(''))) localStorage.removeItem(key);
+  } catch { /* no storage: nothing kept */ }
+  store.remove('nertz:autostart');
+}

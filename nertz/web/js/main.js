@@ -1,7 +1,7 @@
 // The page's controller: routes (home, /r/CODE, ?replay=ID), the room's socket, the state
 // the server sends, one's own moves shown at once and confirmed (or rolled back) by the server.
 
-import {h, fill, toast, store, placeMessages} from './dom.js';
+import {h, fill, toast, store, placeMessages, seatKey} from './dom.js';
 import {api, apiPatiently, busy, Connection} from './net.js';
 import {applyUpdate} from './merge.js';
 import {applyLocal, clone, lift, parseMove} from './rules.js';
@@ -124,8 +124,6 @@ function openReplay(frames, title, loadAnalysis = null, start = {}) {
   replayView = new ReplayViewer(root, frames, title, app, start);
   if (loadAnalysis) replayView.showAnalysis(loadAnalysis);
 }
-
-function seatKey(roomId) { return `nertz:room:${roomId}`; }
 
 /** Keep this browser's seat token for the room (reloading returns to the same seat). */
 function saveSeat(roomId, token, player) { store.set(seatKey(roomId), {token, player}); }
@@ -272,9 +270,12 @@ function onMessage(m) {
       store.remove('nertz:autostart');  // "Play now" stops at the first refusal, and says why
       dropPendingSeat();
       if (m.id && dropPending(m.id)) toast(friendly(m.message, m.code), 'bad');
-      else if (m.code === 'bad_token') {
+      else if (m.code === 'bad_token' || m.code === 'signed_out') {
+        // signed_out: the player signed out (here or on another device), which ended the seat's
+        // token; joining again, signed in, hands the same seat back.
         store.remove(seatKey(S.room.id));
-        toast('This browser no longer holds a seat here: join again.', 'bad');
+        toast(m.code === 'signed_out' ? 'You signed out: sign in and join again to take your seat back.'
+          : 'This browser no longer holds a seat here: join again.', 'bad');
         const room = S.room;
         teardown();
         joinScreen(root, app, room);

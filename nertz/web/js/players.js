@@ -2,7 +2,7 @@
 // account (/account: sign in, make an account, change the password, delete, export) and quick
 // match (/quick); and the ratings shown in a room's lobby and results. docs/players.md.
 
-import {h, fill, toast, store} from './dom.js';
+import {h, fill, toast, store, forgetSeats} from './dom.js';
 import {api} from './net.js';
 import {presetName} from './names.js';
 
@@ -179,7 +179,7 @@ async function accountScreen(root, app) {
       async (b) => { await api('/api/account/signin', b); toast('Signed in', 'good'); again(); }));
   } else {
     parts.push(h('div', {class: 'panel'}, h('button', {id: 'signout', onclick: async () => {
-      await api('/api/account/signout', {}); toast('Signed out'); again();
+      await api('/api/account/signout', {}); forgetSeats(); toast('Signed out'); again();
     }}, 'Sign out')));
     parts.push(form('password', 'Change the password', [['old', 'Password now', 'password'], ['new', 'New password', 'password']],
       'Change it', async (b) => { await api('/api/account/password', b); toast('Password changed', 'good'); again(); }));
@@ -189,7 +189,7 @@ async function accountScreen(root, app) {
     parts.push(form('delete', 'Delete this player and their history', fields, 'Delete for good',
       async (b) => {
         if (!confirm('Delete this player, their ratings and history? This cannot be undone.')) return;
-        await api('/api/account/delete', b); toast('Deleted'); again();
+        await api('/api/account/delete', b); forgetSeats(); toast('Deleted'); again();
       }));
   }
   fill(root, screen('account', 'Account', app, ...parts));
