@@ -29,14 +29,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_spec_audit import (
+    DECK,
+    HEARTS,
+    NERTZ_ENV,
+    PAD,
+    SPADES,
+    W4,
+    W4_NOHEARTS,
+    W5,
+    both,
+    doc,
+    mv,
+    nf,
+    oks,
+    stock_top_first,
+    strs,
+)
 
 from nertz import replay
 
 ROOT = Path(__file__).resolve().parent.parent
 
-DECK = [r + s for s in "SHDC" for r in "A23456789TJQK"]
 JOKERS = ["X1", "X2"]
-PAD = [c for c in reversed(DECK) if c[0] != "A"]  # Nertz padding: KC QC JC ... (no Aces)
 
 Layout = dict[str, Any]
 Moves = list[dict[str, Any]]
@@ -67,72 +82,16 @@ def lay(nertz: str, work: list[str], stock: str = "", n: int | None = None,
     return out
 
 
-def mv(*lines: str) -> Moves:
-    """``"T SEAT MOVE"`` lines as replay move entries, in this order."""
-    out: Moves = []
-    for line in lines:
-        t, p, m = line.split(" ", 2)
-        out.append({"t": int(t), "p": int(p), "m": m})
-    return out
-
-
-def nf(t0: int, seat: int, count: int) -> list[str]:
-    """``count`` plays of ``seat``'s Nertz top to a foundation (bare ``F``), 10 ms apart."""
-    return [f"{t0 + 10 * k} {seat} N-F" for k in range(count)]
-
-
 def turns(seat: int, count: int, t0: int = 10) -> list[str]:
     return [f"{t0 + 10 * k} {seat} T" for k in range(count)]
 
 
-def doc(rules: Any, rounds: list[tuple[list[Layout] | None, Moves]], players: int = 2,
-        seed: int = 1) -> dict[str, Any]:
-    rr: list[dict[str, Any]] = []
-    for layouts, moves in rounds:
-        entry: dict[str, Any] = {"moves": moves}
-        if layouts is not None:
-            entry["layouts"] = layouts
-        rr.append(entry)
-    return {"format": "nertz-replay/1", "rules": rules,
-            "players": [f"P{i}" for i in range(players)], "seed": seed, "rounds": rr}
-
-
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """``nertz ARGS`` from this tree's code (not an installed copy)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "nertz.cli", *args], capture_output=True,
-                          text=True, timeout=120, cwd=str(cwd), env=env)
+                          text=True, timeout=120, cwd=str(cwd), env=NERTZ_ENV)
 
 
-def both(d: dict[str, Any], tmp_path: Path) -> tuple[dict[str, Any], replay.Replayed]:
-    """Replay through the library and the command line; the two must agree."""
-    lib = replay.run(replay.from_json(json.loads(json.dumps(d))))
-    path = tmp_path / "case.nertz.json"
-    path.write_text(json.dumps(d))
-    proc = cli("replay", str(path), "--json")
-    assert proc.returncode == 0, proc.stderr
-    out: dict[str, Any] = json.loads(proc.stdout)
-    assert out == json.loads(json.dumps(lib.to_json()))
-    return out, lib
-
-
-def oks(out: dict[str, Any], r: int = 0) -> list[bool]:
-    return [m["ok"] for m in sorted(out["rounds"][r]["moves"], key=lambda m: m["i"])]
-
-
-def strs(cards: Any) -> list[str]:
-    return [str(c) for c in cards]
-
-
-def stock_top_first(tab: Any) -> list[str]:
-    return [str(c) for c in reversed(tab.stock)]
-
-
-W4 = ["KH", "QC", "JD", "9C"]
-W4_NOHEARTS = ["KD", "QC", "JD", "9C"]
-W5 = ["KH", "QC", "JD", "9C", "8D"]
-SPADES = "KS QS JS TS 9S 8S 7S 6S 5S 4S 3S 2S AS"  # bottom to top: AS on top
-HEARTS = "KH QH JH TH 9H 8H 7H 6H 5H 4H 3H 2H AH"
 # Every Ace and every card that could go onto a face-up work card buried face down: with a
 # Nertz top that fits nowhere, nothing productive can ever happen (the first audit's layout).
 BURIED = ["~AH ~AD 2H", "~AC ~4S 2D", "~4C ~2S 2C", "~AS 5H"]

@@ -48,6 +48,15 @@ SEND_LOG = """() => {
 """Records what the page sends from then on (in `window.__sent`)."""
 
 
+def come_to_watch(page: Any, server: Any, code: str, name: str) -> Any:
+    """``page`` joins room ``code`` by its link as a watcher called ``name``; returns it."""
+    page.goto(f"{server.base}/r/{code}")
+    page.fill("#name", name)
+    page.click("#watch-only")
+    page.wait_for_selector("#watch-how")
+    return page
+
+
 def wait_toast(page: Any, text: str) -> None:
     page.wait_for_function(f"() => ({SEEN})().includes({json.dumps(text)})")
 
@@ -204,11 +213,7 @@ def test_a_watcher_of_a_full_room_is_told_how_to_get_a_seat(server: Any, new_pag
     sam.wait_for_selector("#watch-how", state="detached")
     assert host.locator("#watchers").count() == 0
     # At the table, a watcher's mark says the same.
-    guest = open_page(new_page, (1280, 800))
-    guest.goto(f"{server.base}/r/{r['code']}")
-    guest.fill("#name", "Tia")
-    guest.click("#watch-only")
-    guest.wait_for_selector("#watch-how")
+    guest = come_to_watch(open_page(new_page, (1280, 800)), server, r["code"], "Tia")
     host.click("#start")
     wait_table(host)
     guest.click("#watching")
@@ -234,11 +239,7 @@ def test_a_watcher_who_left_is_not_seated_after_the_bot_goes(server: Any, new_pa
     host.route_web_socket("**/ws/**", through)
     r = seat_room(server, host, "Ann", rules={"preset": "pagat"}, seats=2)
     add_bots(host, "beginner", 1)
-    sam = new_page()
-    sam.goto(f"{server.base}/r/{r['code']}")
-    sam.fill("#name", "Sam")
-    sam.click("#watch-only")
-    sam.wait_for_selector("#watch-how")
+    come_to_watch(new_page(), server, r["code"], "Sam")
     host.wait_for_selector("#watchers li[data-player]")
     sam_id = host.evaluate("() => window.nertz.S.room.players.find((p) => p.name === 'Sam').id")
     host.evaluate(SEND_LOG)
@@ -268,11 +269,7 @@ def test_the_host_seats_a_watcher_from_a_finished_matchs_results(server: Any, ne
     host = new_page()
     r = seat_room(server, host, "Ann", rules=QUICK_RULES, seats=2)
     add_bots(host, "beginner", 1)
-    sam = new_page()
-    sam.goto(f"{server.base}/r/{r['code']}")
-    sam.fill("#name", "Sam")
-    sam.click("#watch-only")
-    sam.wait_for_selector("#watch-how")
+    sam = come_to_watch(new_page(), server, r["code"], "Sam")
     host.click("#start")
     wait_table(host)
     play_to_the_results(host)
