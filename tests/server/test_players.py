@@ -254,6 +254,22 @@ def test_quick_match_pairs_two_and_fills_the_third_seat_with_a_bot(both: TestCli
     assert by_player[a["player"]]["profile"] == me_a["player"]["id"]
 
 
+def test_signing_out_leaves_the_quick_match_queue(both: TestClient) -> None:
+    # Ann asks, then signs out: Bob's ask, the next one, must not be grouped with her (she
+    # can no longer come). Grouping runs at each status call, so one call decides it.
+    client = both
+    ask = {"rules": "pagat", "seats": 2, "bots_after": 60.0}
+    ann = client.post("/api/quick", json=ask | {"name": "Ann"}).json()
+    assert ann["status"] == "waiting"
+    client.cookies.clear()
+    out = client.post("/api/account/signout", headers=bearer(ann["identity"]))
+    assert out.status_code == 200
+    client.cookies.clear()
+    bob = client.post("/api/quick", json=ask | {"name": "Bob"}).json()
+    status = client.get("/api/quick", headers=bearer(bob["identity"])).json()
+    assert status["status"] == "waiting", status
+
+
 def test_quick_match_refuses_bad_asks(client: TestClient) -> None:
     r = client.post("/api/quick", json={"rules": "nope", "name": "Ann"})
     assert r.status_code == 400 and "no preset" in r.json()["error"]

@@ -93,6 +93,16 @@ class QuickMatch:
                                         .where(quick_queue.c.status == "waiting"))
         return bool(result.rowcount)
 
+    async def forget(self, profile_id: str) -> None:
+        """A player signed out: their ask leaves the queue, waiting or matched, so nobody is
+        grouped with a player who can no longer come (a matched seat not yet handed over is
+        ended with their other seats). One being seated right now (``claimed``) is left to
+        finish: its seat is a dropped one, which a bot takes in time."""
+        async with self.db.transaction() as conn:
+            await conn.execute(quick_queue.delete()
+                               .where(quick_queue.c.profile_id == profile_id)
+                               .where(quick_queue.c.status.in_(("waiting", "matched"))))
+
     async def status(self, profile_id: str) -> dict[str, Any] | None:
         """Where the player's ask stands (grouping the queue first): ``waiting`` with how
         long and the rating range, or ``matched`` with their seat (handed over once: the row

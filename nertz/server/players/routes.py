@@ -338,6 +338,7 @@ class PlayersApi:
             if token is not None:
                 profile = await get().identities.find(token)
                 if profile is not None:
+                    await get().quick.forget(profile.id)
                     await seats_ended(profile)
                 await get().identities.revoke(token)
             out = JSONResponse({"ok": True})
