@@ -1207,6 +1207,31 @@ def test_blocked_check_agrees_with_a_search(spec: dict[str, Any]) -> None:
         assert verdicts[True], verdicts  # blocked deals were searched to the end too
 
 
+@pytest.mark.parametrize("spec", BLOCK_RULES, ids=lambda s: "-".join(map(str, s.values())))
+@pytest.mark.parametrize("seats", [1, 2])
+def test_a_deal_where_no_card_can_ever_move_is_blocked(spec: dict[str, Any], seats: int) -> None:
+    """SPEC 3 `blocked_round_end`, for every rule set of the search above (which meets few
+    blocked deals, and none it can search to the end under `rotate_either`): worked by hand.
+    Every starter card (Ace; 9 under starter9) lies face down under a work pile whose top is
+    the rank just above it (a 2; a 10): only a starter could go on those tops, no top goes
+    on another, and no card starts a foundation, so no turn or reset ever brings a play.
+    The round ends `blocked` at the deal."""
+    from nertz.engine import Round
+    from nertz.rules import Rules
+    from nertz.state import Layout
+
+    rules = Rules.from_spec({**spec, "nertz_pile_size": 3, "blocked_round_end": True})
+    starter, above = ("9", "T") if rules.foundation == "starter9" else ("A", "2")
+    layouts = []
+    for _ in range(seats):
+        piles = [[f"~{starter}{suit}", f"{above}{suit}"] for suit in "SHDC"]
+        named = {c.lstrip("~") for pile in piles for c in pile}
+        rest = [c for c in DECK if c not in named]
+        layouts.append(Layout.from_json({"nertz": rest[:3], "work": piles, "stock": rest[3:]}))
+    rnd = Round.from_layouts(rules, layouts)
+    assert rnd.ended == "blocked"
+
+
 # ----------------------------------------------------------- bad files never crash
 
 

@@ -48,6 +48,17 @@ SEND_LOG = """() => {
 """Records what the page sends from then on (in `window.__sent`)."""
 
 
+TONE_LOG = """(() => {
+  // Every oscillator frequency the page sets (its sounds are made of them): window.__tones.
+  const d = Object.getOwnPropertyDescriptor(AudioParam.prototype, 'value');
+  window.__tones = [];
+  Object.defineProperty(AudioParam.prototype, 'value', {configurable: true,
+    get() { return d.get.call(this); },
+    set(v) { window.__tones.push(v); d.set.call(this, v); }});
+})()"""
+"""Records the page's tones (installed with ``add_init_script``)."""
+
+
 def come_to_watch(page: Any, server: Any, code: str, name: str) -> Any:
     """``page`` joins room ``code`` by its link as a watcher called ``name``; returns it."""
     page.goto(f"{server.base}/r/{code}")
@@ -76,6 +87,7 @@ def test_a_close_race_is_announced_and_a_late_card_is_told_it_was_late(
 
     page.route_web_socket("**/ws/**", through)
     page.add_init_script(TOAST_LOG)
+    page.add_init_script(TONE_LOG)
     seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=3)
     add_bots(page, "beginner", 2)
     page.click("#start")
@@ -101,14 +113,20 @@ def test_a_close_race_is_announced_and_a_late_card_is_told_it_was_late(
     assert not any("799" in t or "0.8 s" in t or "1234" in t or "1.2 s" in t for t in shown), shown
     # The loser of a late card is told it was late, in seconds; of a close race, by whom and
     # by how much; a margin the server could not measure still reads as words.
+    page.evaluate("() => { window.__tones = []; }")
     say(type="rejected", id="x1", move="N-F3", error="lost the race",
         race={"winner": 1, "winner_name": "Bea", "loser": 0, "margin_ms": 799, **race})
     wait_toast(page, "Too late: Bea's 5 of hearts reached foundation 3 first"
                      " (0.8 s before yours)")
     shot(page, artifacts, "race-late-1280x800")
+    # A late card sounds like any refused play (196 Hz), not like a lost race (392, 294);
+    # the bots' plays sound meanwhile too (440), so only these tones are compared.
+    tones = "() => window.__tones.filter((f) => [196, 392, 294].includes(f))"
+    assert page.evaluate(tones) == [196]
     say(type="rejected", id="x2", move="N-F3", error="lost the race",
         race={"winner": 1, "winner_name": "Bea", "loser": 0, "margin_ms": 40, **race})
     wait_toast(page, "Beaten by Bea by 40 ms")
+    assert page.evaluate(tones) == [196, 392, 294]
     say(type="rejected", id="x3", move="N-F3", error="lost the race",
         race={"winner": 1, "winner_name": "Bea", "loser": 0, "margin_ms": None, **race})
     wait_toast(page, "Beaten to it by Bea")

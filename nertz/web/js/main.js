@@ -368,10 +368,12 @@ function onRejected(m) {
     const r = m.race;
     if (closeRace(r.margin_ms)) {
       toast(r.margin_ms == null ? `Beaten to it by ${r.winner_name}` : `Beaten by ${r.winner_name} by ${gapWords(r.margin_ms)}`, 'bad', 3000);
+      beep('race');
     } else {
+      // Not a race but a late card: it sounds like any other refused play.
       toast(`Too late: ${r.winner_name}'s ${label(r.card)} reached foundation ${r.foundation} first (${gapWords(r.margin_ms)} before yours)`, 'bad', 3500);
+      beep('bad');
     }
-    beep('race');
   } else {
     toast(m.error ? friendly(m.error) : 'Not allowed', 'bad');
     beep('bad');
