@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from starlette.requests import HTTPConnection
 
@@ -84,6 +84,40 @@ def site_key(key: str) -> str | None:
     except ValueError:
         return None
     return head + space + str(network.supernet(new_prefix=SITE_PREFIX))
+
+
+def counted_as(key: str) -> tuple[str, ...]:
+    """The keys one holding of ``key`` is counted under: ``key`` itself, and its IPv6 /48's
+    (:func:`site_key`) where it has one."""
+    site = site_key(key)
+    return (key,) if site is None else (key, site)
+
+
+def room_for(counts: Mapping[str, int], key: str, cap: int) -> bool:
+    """Whether ``key`` may hold one more under ``cap`` (0: no cap), and its site one more under
+    :data:`SITE_SHARE` times it (see :func:`counted_as`)."""
+    if not cap:
+        return True
+    keys = counted_as(key)
+    return counts.get(keys[0], 0) < cap and all(
+        counts.get(k, 0) < cap * SITE_SHARE for k in keys[1:])
+
+
+def count_in(counts: dict[str, int], key: str) -> None:
+    """One more holding of ``key`` in ``counts``, under each key it counts as."""
+    for k in counted_as(key):
+        counts[k] = counts.get(k, 0) + 1
+
+
+def uncount_in(counts: dict[str, int], key: str) -> None:
+    """One less holding of ``key`` in ``counts``; a key at none is forgotten, so a table holds
+    only keys that hold something."""
+    for k in counted_as(key):
+        left = counts.get(k, 0) - 1
+        if left > 0:
+            counts[k] = left
+        else:
+            counts.pop(k, None)
 
 
 def client_address(conn: HTTPConnection) -> str:
@@ -376,28 +410,14 @@ class MemoryLimits(Limits):
 
     async def hold(self, scope: str, cap: int) -> bool:
         """See :meth:`Limits.hold`."""
-        site = site_key(scope)
-        count = self.holds.get(scope, 0)
-        if cap and count >= cap:
+        if not room_for(self.holds, scope, cap):
             return False
-        if site is not None:
-            # Counted even with no cap, so that let_go (which knows no cap) may uncount it.
-            wide = self.holds.get(site, 0)
-            if cap and wide >= cap * SITE_SHARE:
-                return False
-            self.holds[site] = wide + 1
-        self.holds[scope] = count + 1
+        count_in(self.holds, scope)
         return True
 
     async def let_go(self, scope: str) -> None:
         """See :meth:`Limits.let_go`."""
-        site = site_key(scope)
-        for counted in (scope,) if site is None else (scope, site):
-            count = self.holds.get(counted, 0)
-            if count <= 1:
-                self.holds.pop(counted, None)
-            else:
-                self.holds[counted] = count - 1
+        uncount_in(self.holds, scope)
 
     async def held(self, scope: str) -> int:
         """See :meth:`Limits.held`."""

@@ -36,7 +36,16 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from nertz.server.limits import SITE_SHARE, Limits, Rate, site_key, site_rate
+from nertz.server.limits import (
+    SITE_SHARE,
+    Limits,
+    Rate,
+    count_in,
+    counted_as,
+    site_key,
+    site_rate,
+    uncount_in,
+)
 
 log = logging.getLogger("nertz.limits")
 
@@ -218,11 +227,10 @@ class RedisLimits(Limits):
 
     async def hold(self, scope: str, cap: int) -> bool:
         """See :meth:`Limits.hold`."""
-        site = site_key(scope)
-        scopes = [scope] if site is None else [scope, site]
+        scopes = counted_as(scope)
         caps: list[Any] = [scope, cap]
-        if site is not None:
-            caps += [site, cap * SITE_SHARE]
+        if len(scopes) > 1:
+            caps += [scopes[1], cap * SITE_SHARE]
         try:
             counted = -1
             for _ in range(2):
@@ -238,22 +246,14 @@ class RedisLimits(Limits):
             self._down(exc, "counting a socket")
             counted = 1
         if counted:
-            for counts in scopes:
-                self.mine[counts] = self.mine.get(counts, 0) + 1
+            count_in(self.mine, scope)
         return bool(counted)
 
     async def let_go(self, scope: str) -> None:
         """See :meth:`Limits.let_go`."""
-        site = site_key(scope)
-        scopes = [scope] if site is None else [scope, site]
-        for counts in scopes:
-            count = self.mine.get(counts, 0)
-            if count <= 1:
-                self.mine.pop(counts, None)
-            else:
-                self.mine[counts] = count - 1
+        uncount_in(self.mine, scope)
         try:
-            await self._let_go(keys=[self.held_key], args=scopes)
+            await self._let_go(keys=[self.held_key], args=list(counted_as(scope)))
         except RedisError as exc:
             self._down(exc, "letting a socket go")
 

@@ -55,7 +55,7 @@ from uvicorn.config import Config
 from uvicorn.middleware.proxy_headers import _TrustedHosts
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from nertz.server.limits import SITE_SHARE, address_key, site_key
+from nertz.server.limits import address_key, count_in, room_for, uncount_in
 
 HEADER_SECONDS: Final = 10.0
 """Time a request's headers have to arrive in full, from the connection's opening (or the
@@ -91,31 +91,6 @@ def _closing(status: bytes, error: str) -> bytes:
             + body)
 
 
-def _room_for(counts: Counter[str], address: str, site: str | None, cap: int) -> bool:
-    """Whether ``address`` may have one more under ``cap``, and its IPv6 /48 (``site``:
-    :func:`~nertz.server.limits.site_key`) one more under :data:`SITE_SHARE` times it: one
-    holder of a /48 has 65,536 /64s, each of them an address here."""
-    return counts[address] < cap and (site is None or counts[site] < cap * SITE_SHARE)
-
-
-def _count(counts: Counter[str], address: str, site: str | None) -> None:
-    """One more for ``address`` (and its site)."""
-    counts[address] += 1
-    if site is not None:
-        counts[site] += 1
-
-
-def _uncount(counts: Counter[str], address: str, site: str | None = None) -> None:
-    """One less for ``address`` (and its site), forgotten at none: the tables hold only
-    addresses with connections open."""
-    for key in (address,) if site is None else (address, site):
-        left = counts[key] - 1
-        if left > 0:
-            counts[key] = left
-        else:
-            del counts[key]
-
-
 _trusted: weakref.WeakKeyDictionary[Config, _TrustedHosts] = weakref.WeakKeyDictionary()
 """Each server's trusted proxies, parsed once (its networks), not at every connection."""
 
@@ -135,7 +110,6 @@ class GuardedHttp(HttpToolsProtocol):
     unfinished requests of one address (see the module)."""
 
     _address = "?"
-    _site: str | None = None
     _deadline: asyncio.TimerHandle | None = None
     _waiting = False
     _header_bytes = 0
@@ -147,12 +121,11 @@ class GuardedHttp(HttpToolsProtocol):
         super().connection_made(transport)
         peer = self.client[0] if self.client else None
         self._address = address_key(peer) if peer else "?"
-        self._site = site_key(self._address)
         if not _from_trusted_proxy(self.config, peer):
-            if not _room_for(_open, self._address, self._site, OPEN_PER_ADDRESS):
+            if not room_for(_open, self._address, OPEN_PER_ADDRESS):
                 self.transport.close()  # nothing asked yet: nothing to answer
                 return
-            _count(_open, self._address, self._site)
+            count_in(_open, self._address)
             self._counted = True
         self._await_headers()
 
@@ -230,16 +203,16 @@ class GuardedHttp(HttpToolsProtocol):
         if not self._counted:
             return
         self._counted = False
-        _uncount(_open, self._address, self._site)
+        uncount_in(_open, self._address)
 
     def _await_headers(self) -> None:
         if self._waiting or self.transport.is_closing():
             return
-        if not _room_for(_unfinished, self._address, self._site, UNFINISHED_PER_ADDRESS):
+        if not room_for(_unfinished, self._address, UNFINISHED_PER_ADDRESS):
             # No request to answer yet: the connection goes before it costs more.
             self.transport.close()
             return
-        _count(_unfinished, self._address, self._site)
+        count_in(_unfinished, self._address)
         self._waiting = True
         self._header_bytes = 0
         self._deadline = self.loop.call_later(HEADER_SECONDS, self._too_slow)
@@ -248,7 +221,7 @@ class GuardedHttp(HttpToolsProtocol):
         if not self._waiting:
             return
         self._waiting = False
-        _uncount(_unfinished, self._address, self._site)
+        uncount_in(_unfinished, self._address)
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
