@@ -365,8 +365,8 @@ export function lobbyScreen(root, app) {
 }
 
 /** Who watches, for everyone to see; the host gets, for each, a pick of the seat to give them
- *  (a free one, or one whose bot leaves or whose player goes to watching in exchange): a
- *  watcher of a full room had no way to be seated. Null when nobody watches. */
+ *  (a free one, or one whose bot leaves: seatGiver) and a Remove: a watcher of a full room had
+ *  no way to be seated. Null when nobody watches. */
 export function watchersList(app, room) {
   const watchers = room.players.filter((p) => p.seat == null && !p.vacant);
   if (!watchers.length) return null;
