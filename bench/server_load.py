@@ -390,7 +390,12 @@ async def drive(base: str, indexes: list[int], seconds: float, level: str, bot: 
                 say: Callable[[str], None]) -> dict[str, Any]:
     """One client process's share: open these rooms, wait for ``go``, measure, report."""
     tally = Tally()
-    limits = httpx.Limits(max_connections=20, max_keepalive_connections=20)
+    # An idle connection is dropped after 2 s, before the server's keep-alive timeout
+    # (uvicorn's 5 s) closes it: with both at 5 s, a join sent on a pooled connection as the
+    # server closed it failed with ``ReadError`` (about one run in eight under load), which
+    # httpx does not retry (``bench/soak.py`` met the same).
+    limits = httpx.Limits(max_connections=20, max_keepalive_connections=20,
+                          keepalive_expiry=2.0)
     async with httpx.AsyncClient(timeout=30.0, limits=limits) as http:
         bots: list[NetworkBot] = []
         tasks: list[asyncio.Task[None]] = []

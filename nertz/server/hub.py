@@ -21,6 +21,7 @@ owner died (:meth:`Hub.adopt`). Every table can be rebuilt from its stored log o
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import secrets
 import time
@@ -55,7 +56,16 @@ DEEP_COLLECT_SECONDS = 3600.0
 :func:`~nertz.server.limits.give_back_memory`): a pause of a few hundred ms at 200 rooms, for
 the cycles that became garbage after a collection had frozen them. A closed socket and a room
 that left memory leave none (they are freed by reference counting), so little waits for it:
-under the soak's churn, deep collections every 30 s found nothing that the others had not."""
+under the soak's churn, deep collections every 30 s found nothing that the others had not.
+It comes only once the frozen objects have grown (:data:`DEEP_COLLECT_GROWTH`)."""
+
+DEEP_COLLECT_GROWTH = 1.1
+"""A deep collection waits until the objects frozen by the minute's collections are this many
+times as many as after the last deep one (or the start). Objects freed by reference counting
+leave the frozen set, so a server whose rooms come and go at a steady size keeps a steady
+count and skips the pause of a deep walk (0.17 to 0.46 s at 200 rooms) hour after hour; cycles
+that became garbage while frozen add to the count, and so does a server that grows, and either
+brings the deep collection back."""
 
 ROOM_IDLE_SECONDS = 1800.0
 """How long a room may have nobody connected before it closes (``nertz serve
@@ -215,6 +225,7 @@ class Hub:
         collected = loop.time()
         most = len(self.rooms)  # rooms in memory at most since the last collection
         deep_at = collected
+        frozen: int | None = None  # objects frozen after the first collection or a deep one
         while True:
             await asyncio.sleep(LATENCY_SECONDS)
             # In a call of its own, so that no local of this endless loop keeps the last
@@ -224,9 +235,12 @@ class Hub:
             if loop.time() - collected >= COLLECT_SECONDS:
                 # The allocator's pages go back only once rooms have left memory: rooms that
                 # came meanwhile reuse what others freed, and the trim is a pause of its own.
-                deep = loop.time() - deep_at >= DEEP_COLLECT_SECONDS
+                deep = (frozen is not None and loop.time() - deep_at >= DEEP_COLLECT_SECONDS
+                        and gc.get_freeze_count() >= frozen * DEEP_COLLECT_GROWTH)
                 give_back_memory(trim=len(self.rooms) < most, deep=deep)
                 collected = loop.time()
+                if deep or frozen is None:
+                    frozen = gc.get_freeze_count()
                 if deep:
                     deep_at = collected
                 most = len(self.rooms)

@@ -308,6 +308,7 @@ def test_what_outlives_a_collection_is_left_out_of_the_next_until_a_deep_one(
     monkeypatch.setattr(hub_module, "LATENCY_SECONDS", 0.02)
     monkeypatch.setattr(hub_module, "COLLECT_SECONDS", 0.05)
     monkeypatch.setattr(hub_module, "DEEP_COLLECT_SECONDS", 0.5)
+    monkeypatch.setattr(hub_module, "DEEP_COLLECT_GROWTH", 0.0)  # whatever the heap did
     real = hub_module.give_back_memory
     seen: list[tuple[bool, bool]] = []  # each collection: deep, and the cycle still alive after
     ref: list[weakref.ref[Node]] = []
@@ -353,6 +354,59 @@ def test_what_outlives_a_collection_is_left_out_of_the_next_until_a_deep_one(
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+def test_a_deep_collection_waits_until_the_frozen_heap_has_grown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deep collection walks every object (a pause for every room): while the server stays
+    the same size there is nothing for it to find, so it is skipped however long that lasts;
+    once the objects frozen since the last one have grown by a tenth, it comes."""
+    monkeypatch.setattr(hub_module, "LATENCY_SECONDS", 0.02)
+    monkeypatch.setattr(hub_module, "COLLECT_SECONDS", 0.05)
+    monkeypatch.setattr(hub_module, "DEEP_COLLECT_SECONDS", 0.2)
+    real = hub_module.give_back_memory
+    seen: list[tuple[float, bool]] = []  # each collection: when, and whether it was deep
+
+    def spy(trim: bool = True, deep: bool = True) -> None:
+        real(trim=False, deep=deep)
+        seen.append((time.monotonic(), deep))
+
+    monkeypatch.setattr(hub_module, "give_back_memory", spy)
+
+    async def until(done: Any) -> None:
+        deadline = time.monotonic() + 60
+        while not done():
+            assert time.monotonic() < deadline, f"timed out: {seen}"
+            await asyncio.sleep(0.01)
+
+    async def main() -> tuple[list[bool], list[bool]]:
+        store = await Store.open(f"sqlite:///{tmp_path / 'deep.db'}")
+        hub = Hub(store, start_bots=False)
+        try:
+            await hub.create(Rules.from_spec("pagat"), 2)  # the hub's timer runs from here
+            # Six collections at least, over three times the deep collection's interval, at
+            # the same size (a collection walks the test's whole process: slow on a busy
+            # machine).
+            await until(lambda: len(seen) >= 6 and seen[-1][0] - seen[0][0] > 0.6)
+            steady = [deep for _, deep in seen]
+            grown = [[] for _ in range(gc.get_freeze_count() // 4 + 1000)]
+            count = len(seen)
+            await until(lambda: any(deep for _, deep in seen[count:]))
+            del grown
+            return steady, [deep for _, deep in seen[count:]]
+        finally:
+            await hub.close()
+            await store.close()
+
+    gc.disable()
+    try:
+        steady, after = asyncio.run(main())
+    finally:
+        gc.enable()
+        gc.unfreeze()
+    assert len(steady) >= 6 and not any(steady), steady
+    assert after[-1], after
 
 
 SERVER_MODULES = ("nertz.", "uvicorn.", "httptools.", "uvloop.", "starlette.", "fastapi.",
