@@ -16,6 +16,7 @@ import sys
 import time
 import weakref
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -299,6 +300,14 @@ def test_the_hub_gives_pages_back_only_once_rooms_have_left_memory(
     assert any(after), after
 
 
+async def until_true(seen: list[Any], done: Callable[[], bool]) -> None:
+    """Wait until ``done()`` (at most 60 s; the collections ``seen`` so far in the failure)."""
+    deadline = time.monotonic() + 60
+    while not done():
+        assert time.monotonic() < deadline, f"timed out: {seen}"
+        await asyncio.sleep(0.01)
+
+
 def test_what_outlives_a_collection_is_left_out_of_the_next_until_a_deep_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -319,12 +328,6 @@ def test_what_outlives_a_collection_is_left_out_of_the_next_until_a_deep_one(
 
     monkeypatch.setattr(hub_module, "give_back_memory", spy)
 
-    async def until(done: Any) -> None:
-        deadline = time.monotonic() + 60
-        while not done():
-            assert time.monotonic() < deadline, f"timed out: {seen}"
-            await asyncio.sleep(0.01)
-
     async def main() -> None:
         store = await Store.open(f"sqlite:///{tmp_path / 'freeze.db'}")
         hub = Hub(store, start_bots=False)
@@ -335,10 +338,10 @@ def test_what_outlives_a_collection_is_left_out_of_the_next_until_a_deep_one(
             ref.append(weakref.ref(node))
             # Alive through a collection that is not deep: frozen, then garbage.
             count = len(seen)
-            await until(lambda: any(not deep for deep, _ in seen[count:]))
+            await until_true(seen, lambda: any(not deep for deep, _ in seen[count:]))
             del node
             freed_from = len(seen)
-            await until(lambda: ref[0]() is None)
+            await until_true(seen, lambda: ref[0]() is None)
             after = seen[freed_from:]
             freed = next(i for i, (_, alive) in enumerate(after) if not alive)
             # Only a deep collection frees it: every one before it left it be.
@@ -374,12 +377,6 @@ def test_a_deep_collection_waits_until_the_frozen_heap_has_grown(
 
     monkeypatch.setattr(hub_module, "give_back_memory", spy)
 
-    async def until(done: Any) -> None:
-        deadline = time.monotonic() + 60
-        while not done():
-            assert time.monotonic() < deadline, f"timed out: {seen}"
-            await asyncio.sleep(0.01)
-
     async def main() -> tuple[list[bool], list[bool]]:
         store = await Store.open(f"sqlite:///{tmp_path / 'deep.db'}")
         hub = Hub(store, start_bots=False)
@@ -388,11 +385,11 @@ def test_a_deep_collection_waits_until_the_frozen_heap_has_grown(
             # Six collections at least, over three times the deep collection's interval, at
             # the same size (a collection walks the test's whole process: slow on a busy
             # machine).
-            await until(lambda: len(seen) >= 6 and seen[-1][0] - seen[0][0] > 0.6)
+            await until_true(seen, lambda: len(seen) >= 6 and seen[-1][0] - seen[0][0] > 0.6)
             steady = [deep for _, deep in seen]
             grown = [[] for _ in range(gc.get_freeze_count() // 4 + 1000)]
             count = len(seen)
-            await until(lambda: any(deep for _, deep in seen[count:]))
+            await until_true(seen, lambda: any(deep for _, deep in seen[count:]))
             del grown
             return steady, [deep for _, deep in seen[count:]]
         finally:
