@@ -725,23 +725,24 @@ def create_app(
             return []
         return await players().identities.seats_in(room_id, profile.id)
 
-    async def _end_seats(room_id: str, people: list[str]) -> None:
+    async def _end_seats(room_id: str, people: list[str], why: str) -> None:
         """End these people's seat tokens in the room, here or on its owner (a closed room's
-        tokens open nothing)."""
+        tokens open nothing); ``why``: ``sign_out`` or ``password``."""
         try:
             room = await find_room(room_id)
         except OwnedElsewhere as exc:
-            await _relayed(exc, "end_seats", {"room": room_id, "people": people})
+            # An older owner reads only room and people: it says "you signed out" instead.
+            await _relayed(exc, "end_seats", {"room": room_id, "people": people, "why": why})
             return
         if room is not None:
-            await room.end_seats(people)
+            await room.end_seats(people, why)
 
     async def _call_end_seats(args: dict[str, Any]) -> None:
         from nertz.server.cluster import RelayError
 
         room = await _owned(args["room"])
         try:
-            await room.end_seats(list(args["people"]))
+            await room.end_seats(list(args["people"]), str(args.get("why", "sign_out")))
         except CommandError as exc:
             raise RelayError(exc.message, 503) from None
 
