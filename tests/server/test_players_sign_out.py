@@ -67,7 +67,7 @@ def _hello(ws: ClientConnection, token: str) -> dict[str, Any]:
 def _until_closed(ws: ClientConnection) -> list[dict[str, Any]]:
     """Everything the socket gets until the server closes it (fails after WAIT in all: the
     room's periodic messages do not extend it)."""
-    seen = []
+    seen: list[dict[str, Any]] = []
     deadline = time.monotonic() + WAIT
     try:
         while True:

@@ -71,6 +71,7 @@ from nertz.server.openapi import ROUTES as API
 from nertz.server.players import PlayersApi
 from nertz.server.players.identity import token_from
 from nertz.server.players.listing import ListingRefused
+from nertz.server.room.entries import UnknownEntry
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import CommandError, Error, Kicked, Stamp
 from nertz.server.room.phase import Phase
@@ -597,6 +598,12 @@ def create_app(
             return await hub().get(key)
         except (StoreBusy, OwnedElsewhere):
             raise
+        except UnknownEntry:
+            # Logged once by the hub; the room is left to a newer process, which a client
+            # trying again may reach (or which takes it over within a second or two).
+            raise ApiError(503, f"room {shown(key, 'room id or code')} was written by a newer "
+                                "version of the server than this one: try again in a moment",
+                           {"Retry-After": "2"}) from None
         except Exception:
             log.exception("room %s could not be loaded", key)
             raise ApiError(503, f"room {shown(key, 'room id or code')} is unavailable") from None
