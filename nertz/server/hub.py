@@ -175,11 +175,6 @@ class Hub:
                 claim = await self.node.claim(found.id)
                 if not claim.owned:
                     raise OwnedElsewhere(found.id, claim.owner)
-                too_new = self.too_new.get(found.id)
-                if too_new is not None:
-                    # Nobody else holds it: still left for a newer process, not read again.
-                    await self.node.abandon(found.id)
-                    raise too_new
         async with self._lock:
             row = await self.store.find_room(key)
             if row is None or row.status == "closed":
@@ -193,8 +188,13 @@ class Hub:
                 room.close()
                 await room.settled()
                 del self.rooms[row.id]
-            if self.node is None and row.id in self.too_new:
-                raise self.too_new[row.id]  # a log only grows: it cannot be read now either
+            too_new = self.too_new.get(row.id)
+            if too_new is not None:
+                # A log only grows: it cannot be read now either. Claimed above only because
+                # nobody held it: still left for a newer process.
+                if self.node is not None:
+                    await self.node.abandon(row.id)
+                raise too_new
             epoch = await self._own(row.id)
             snapshot, entries = await self.store.load_room(row.id, SNAPSHOT_FORMAT)
             try:
