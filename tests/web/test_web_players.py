@@ -134,7 +134,7 @@ def test_a_password_change_keeps_this_browsers_seats(server: Any, new_page: Any)
     account.click("#password-submit")
     account.wait_for_selector(".toast:has-text('Password changed')")
     # The tab at the table: signed_out, then its own seat back under a new token.
-    page.wait_for_selector(".toast:has-text('your seat has a new key')")
+    page.wait_for_selector(".toast:has-text('Your seat was given a new key')")
     page.wait_for_selector("#lobby")
     kept = page.evaluate(f"() => JSON.parse(localStorage.getItem('nertz:room:{made[0]['room']}'))")
     assert kept["player"] == made[0]["player"] and kept["token"] != made[0]["token"], kept

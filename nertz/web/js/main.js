@@ -299,15 +299,16 @@ function onMessage(m) {
       if (m.id && dropPending(m.id)) toast(friendly(m.message, m.code), 'bad');
       else if (m.code === 'signed_out' && S.you) {
         // The player signed out, or changed the password (here or on another device), which
-        // ended the seat's token. Still signed in (this browser changed it): the seat comes
-        // straight back. Otherwise joining again, signed in, hands it back.
+        // ended the seat's token. Still signed in (this browser changed the password, or
+        // another device signed out): the seat comes straight back. Otherwise joining again,
+        // signed in, hands it back.
         const room = S.room;
         const player = S.you.player;
         teardown();
         fill(root, h('p', {class: 'loading', text: 'Taking your seat back…'}));
         reclaimSeat(room, player).then((seat) => {
           if (seat) {
-            toast('The password was changed: your seat has a new key.', 'good');
+            toast('Your seat was given a new key: you are still in it.', 'good');
             enterRoom(room.code);
             return;
           }
