@@ -595,7 +595,8 @@ class Client:
             else:
                 self.errors.append(msg)
                 if msg.get("code") in ("bad_token", "signed_out"):
-                    # signed_out: the player signed out, which ended this seat's token.
+                    # signed_out: the player signed out (or changed the password), which
+                    # ended this seat's token; joining again, signed in, takes it back.
                     self._failure = ClientError("the server does not know this token"
                                                 if msg["code"] == "bad_token" else
                                                 "signed out: this seat's token was ended")

@@ -33,6 +33,7 @@ from nertz.server.cluster.node import Node
 from nertz.server.cluster.pipe import MOVED_CODE
 from nertz.server.limits import give_back_memory
 from nertz.server.live import LiveRoom
+from nertz.server.room.entries import UnknownEntry
 from nertz.server.room.phase import Phase
 from nertz.server.room.snapshot import FORMAT as SNAPSHOT_FORMAT
 from nertz.server.room.table import Table
@@ -114,6 +115,8 @@ class Hub:
         self.deal_seed = deal_seed
         """Deal every room's matches from this seed (``nertz serve --deal-seed``), if set."""
         self._lock = asyncio.Lock()
+        self.too_new: dict[str, UnknownEntry] = {}
+        """Rooms whose log a newer version wrote (:meth:`_leave_too_new`): never read again."""
         self._ticker: asyncio.Task[None] | None = None
 
     async def restore_all(self) -> int:
@@ -195,17 +198,41 @@ class Hub:
                 room.close()
                 await room.settled()
                 del self.rooms[row.id]
+            too_new = self.too_new.get(row.id)
+            if too_new is not None:
+                # A log only grows: it cannot be read now either. Claimed above only because
+                # nobody held it: still left for a newer process.
+                if self.node is not None:
+                    await self.node.abandon(row.id)
+                raise too_new
             epoch = await self._own(row.id)
             snapshot, entries = await self.store.load_room(row.id, SNAPSHOT_FORMAT)
-            table = await Table.restore(
-                self.store, row.id, row.code, Rules.from_spec(row.rules), row.seats, entries,
-                epoch, snapshot)
+            try:
+                table = await Table.restore(
+                    self.store, row.id, row.code, Rules.from_spec(row.rules), row.seats,
+                    entries, epoch, snapshot)
+            except UnknownEntry as exc:
+                await self._leave_too_new(exc)
+                raise
             room = self._adopt(table)
             room.start_seated_bots()
             log.info("room %s restored from %s%d log entries", row.id,
                      "" if snapshot is None else f"its snapshot at {snapshot.seq} and ",
                      len(entries))
             return room
+
+    async def _leave_too_new(self, exc: UnknownEntry) -> None:
+        """A room whose log this version cannot read (a newer one wrote it): say so, never
+        read it again, and let its lease run out now so that a newer process takes it over at
+        once (:meth:`adopt` passes it by here). Nothing was written to its log."""
+        room_id = exc.room_id or ""
+        log.error("%s; this process (an older version) leaves the room to one that knows it "
+                  "(docs/deploy.md, \"Upgrading\")", exc)
+        self.too_new[room_id] = exc
+        if self.node is not None:
+            # Abandoned, not released: the lease stays listed as run out, so the newer
+            # processes' renewal rounds find it (Node.on_orphan) without anyone asking.
+            await self.node.abandon(room_id)
 
     def _adopt(self, table: Table) -> LiveRoom:
         table.deal_seed = self.deal_seed
@@ -308,6 +335,8 @@ class Hub:
 
     async def adopt(self, room_id: str) -> None:
         """Take over a room whose owner stopped renewing its lease (rebuilt from its log)."""
+        if room_id in self.too_new:
+            return  # a newer process's to take: this one cannot read its log
         try:
             room = await self.get(room_id)
         except OwnedElsewhere:

@@ -131,12 +131,12 @@ class LiveRoom:
             await asyncio.gather(fx.committed, return_exceptions=True)
         return player, token
 
-    async def end_seats(self, player_ids: Collection[str]) -> None:
+    async def end_seats(self, player_ids: Collection[str], why: str = "sign_out") -> None:
         """End these people's seat tokens (their player signed out: :meth:`Table.end_seats
         <nertz.server.room.people.People.end_seats>`), once stored; raises
         :class:`~nertz.server.room.messages.CommandError` if the room could not store it (a
         rebuilt table would know the tokens again)."""
-        fx = self.table.end_seats(player_ids)
+        fx = self.table.end_seats(player_ids, why)
         self._publish(fx)
         if fx.committed is not None:
             await asyncio.gather(fx.committed, return_exceptions=True)

@@ -4,6 +4,7 @@ link; the leaderboard; making an account, signing out and in again; axe on each 
 from __future__ import annotations
 
 import asyncio
+import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,47 @@ def test_making_an_account_signing_out_and_in(server: Any, new_page: Any, axe: s
     page.click("#signin-submit")
     page.wait_for_selector("#signout")
     assert "Quinn Web" in page.inner_text("#account-who")
+
+
+def test_a_password_change_keeps_this_browsers_seats(server: Any, new_page: Any) -> None:
+    """The password changed in one tab ends the player's seat tokens everywhere: the tab at
+    the table takes its seat back by itself (same seat, new token), and a room this browser
+    comes back to later is entered straight away, with no join screen."""
+    page = new_page()
+    page.goto(server.base + "/account")
+    page.fill("#signup-name", "Rae Web")
+    page.fill("#signup-password", "a long password")
+    page.click("#signup-submit")
+    page.wait_for_selector("#signout")
+    made = [page.evaluate("""async () => (await fetch('/api/rooms', {method: 'POST',
+        headers: {'content-type': 'application/json'},
+        body: JSON.stringify({seats: 2, name: 'Rae'})})).json()""") for _ in range(2)]
+    for room in made:
+        page.evaluate("([k, v]) => localStorage.setItem(k, v)",
+                      [f"nertz:room:{room['room']}",
+                       json.dumps({"token": room["token"], "player": room["player"]})])
+    page.goto(server.base + f"/r/{made[0]['code']}")
+    page.wait_for_selector("#lobby")
+    account = page.context.new_page()
+    account.goto(server.base + "/account")
+    account.fill("#password-old", "a long password")
+    account.fill("#password-new", "another long password")
+    account.click("#password-submit")
+    account.wait_for_selector(".toast:has-text('Password changed')")
+    # The tab at the table: signed_out, then its own seat back under a new token.
+    page.wait_for_selector(".toast:has-text('Your seat was given a new key')")
+    page.wait_for_selector("#lobby")
+    kept = page.evaluate(f"() => JSON.parse(localStorage.getItem('nertz:room:{made[0]['room']}'))")
+    assert kept["player"] == made[0]["player"] and kept["token"] != made[0]["token"], kept
+    assert page.query_selector("#join-screen") is None
+    # The other room, entered later: its ended token is not tried; the seat comes back.
+    account.goto(server.base + f"/r/{made[1]['code']}")
+    account.wait_for_selector("#lobby")
+    kept = account.evaluate(
+        f"() => JSON.parse(localStorage.getItem('nertz:room:{made[1]['room']}'))")
+    assert kept == {"token": kept["token"], "player": made[1]["player"]}, kept
+    assert kept["token"] != made[1]["token"]
+    assert account.query_selector("#join-screen") is None
 
 
 def test_quick_match_screen_lists_public_tables(server: Any, new_page: Any, axe: str) -> None:

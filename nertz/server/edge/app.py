@@ -71,6 +71,7 @@ from nertz.server.openapi import ROUTES as API
 from nertz.server.players import PlayersApi
 from nertz.server.players.identity import token_from
 from nertz.server.players.listing import ListingRefused
+from nertz.server.room.entries import UnknownEntry
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import CommandError, Error, Kicked, Stamp
 from nertz.server.room.phase import Phase
@@ -597,6 +598,12 @@ def create_app(
             return await hub().get(key)
         except (StoreBusy, OwnedElsewhere):
             raise
+        except UnknownEntry:
+            # Logged once by the hub; the room is left to a newer process, which a client
+            # trying again may reach (or which takes it over within a second or two).
+            raise ApiError(503, f"room {shown(key, 'room id or code')} was written by a newer "
+                                "version of the server than this one: try again in a moment",
+                           {"Retry-After": "2"}) from None
         except Exception:
             log.exception("room %s could not be loaded", key)
             raise ApiError(503, f"room {shown(key, 'room id or code')} is unavailable") from None
@@ -725,23 +732,24 @@ def create_app(
             return []
         return await players().identities.seats_in(room_id, profile.id)
 
-    async def _end_seats(room_id: str, people: list[str]) -> None:
+    async def _end_seats(room_id: str, people: list[str], why: str) -> None:
         """End these people's seat tokens in the room, here or on its owner (a closed room's
-        tokens open nothing)."""
+        tokens open nothing); ``why``: ``sign_out`` or ``password``."""
         try:
             room = await find_room(room_id)
         except OwnedElsewhere as exc:
-            await _relayed(exc, "end_seats", {"room": room_id, "people": people})
+            # An older owner reads only room and people: it says "you signed out" instead.
+            await _relayed(exc, "end_seats", {"room": room_id, "people": people, "why": why})
             return
         if room is not None:
-            await room.end_seats(people)
+            await room.end_seats(people, why)
 
     async def _call_end_seats(args: dict[str, Any]) -> None:
         from nertz.server.cluster import RelayError
 
         room = await _owned(args["room"])
         try:
-            await room.end_seats(list(args["people"]))
+            await room.end_seats(list(args["people"]), str(args.get("why", "sign_out")))
         except CommandError as exc:
             raise RelayError(exc.message, 503) from None
 

@@ -240,16 +240,31 @@ class Accounts:
                                    .values(password_hash=await _hash(password)))
         return profile_of(row)
 
-    async def change_password(self, profile: Profile, old: str, new: str) -> None:
-        """Change an account's password (the old one must be right). The caller signs the
-        other devices out."""
+    async def check_old_password(self, profile: Profile, old: str) -> None:
+        """The first half of a password change: refuse a guest, or a wrong ``old`` password
+        (:class:`SignInRefused`). One hash, and no rehash of the old password's digest: it is
+        about to be replaced (:meth:`set_password`)."""
         if profile.guest or profile.account is None:
             raise AccountError(400, "a guest has no password: make an account first")
-        await self.sign_in(profile.account, old)
+        async with self.db.connection() as conn:
+            stored = (await conn.execute(sa.select(profiles.c.password_hash)
+                                         .where(profiles.c.id == profile.id))).scalar()
+        try:
+            await _off_loop(_verify, stored or "", old[:MAX_PASSWORD])
+        except (VerificationError, InvalidHashError):
+            raise SignInRefused() from None
+        if stored is None:
+            raise SignInRefused()
+
+    async def set_password(self, profile: Profile, new: str) -> None:
+        """The second half of a password change (:meth:`check_old_password` first): hash and
+        store ``new`` (checked with :func:`check_password`). The caller ends the player's
+        seats before and signs the other devices out."""
         check_password(new)
+        digest = await _hash(new)
         async with self.db.transaction() as conn:
             await conn.execute(profiles.update().where(profiles.c.id == profile.id)
-                               .values(password_hash=await _hash(new)))
+                               .values(password_hash=digest))
 
     async def delete(self, profile: Profile) -> None:
         """Delete the player and their personal data (see the module's notes)."""

@@ -145,14 +145,14 @@ class Identities:
                 token_hash=token_hash(token), profile_id=profile_id, created_at=time.time()))
         return token
 
-    async def revoke_others(self, profile_id: str, keep: str | None) -> None:
+    async def revoke_others(self, profile_id: str, keep: str | None) -> int:
         """Forget every identity token of a player but ``keep`` (this device's): a password
-        change signs every other device out."""
+        change signs every other device out. How many were forgotten."""
         query = profile_tokens.delete().where(profile_tokens.c.profile_id == profile_id)
         if keep is not None:
             query = query.where(profile_tokens.c.token_hash != token_hash(keep))
         async with self.db.transaction() as conn:
-            await conn.execute(query)
+            return int((await conn.execute(query)).rowcount or 0)
 
     async def revoke(self, token: str) -> None:
         """Forget one identity token (signing out on this device)."""

@@ -20,7 +20,7 @@ from nertz.rules import PRESETS, Rules
 from nertz.server import protocol
 from nertz.server.edge.echo import shown
 from nertz.server.limits import Limits, Rate, client_address
-from nertz.server.players.accounts import AccountError, Accounts
+from nertz.server.players.accounts import AccountError, Accounts, check_password
 from nertz.server.players.history import History, Sitter
 from nertz.server.players.identity import (
     COOKIE,
@@ -120,9 +120,10 @@ class QuickAsk(msgspec.Struct, forbid_unknown_fields=True):
 RoomInfoElsewhere = Callable[["OwnedElsewhere"], Awaitable[dict[str, Any]]]
 """Asks the owning process for a room's lobby (``Table.room_info``)."""
 
-EndSeats = Callable[[str, list[str]], Awaitable[None]]
-"""Ends these people's seat tokens in the room of that id (``LiveRoom.end_seats``, on the
-process that owns it; nothing for a room that has closed); raises if it could not."""
+EndSeats = Callable[[str, list[str], str], Awaitable[None]]
+"""Ends these people's seat tokens in the room of that id, saying why (``sign_out`` or
+``password``: ``LiveRoom.end_seats``, on the process that owns it; nothing for a room that has
+closed); raises if it could not."""
 
 
 class PlayersApi:
@@ -180,16 +181,17 @@ class PlayersApi:
         await self.identities.seat(room_id, room_player, profile.id)
         return profile, token
 
-    async def end_seats(self, profile: Profile) -> list[str]:
-        """A player signs out (or is deleted): every seat they hold in a room still open stops
-        answering to its seat token, so a token left on a shared computer, or copied from it,
-        no longer opens it. The rooms where that could not be done (to try again)."""
+    async def end_seats(self, profile: Profile, why: str = "sign_out") -> list[str]:
+        """A player signs out, is deleted or changes their password (``why``: ``sign_out`` or
+        ``password``): every seat they hold in a room still open stops answering to its seat
+        token, so a token left on a shared computer, or copied from it, no longer opens it. The
+        rooms where that could not be done (to try again)."""
         failed: list[str] = []
         if self.end_seats_in is None:
             return failed
         for room_id, people in (await self.identities.open_seats(profile.id)).items():
             try:
-                await self.end_seats_in(room_id, people)
+                await self.end_seats_in(room_id, people, why)
             except Exception:
                 log.exception("room %s: could not end %s's seats", room_id, profile.id)
                 failed.append(room_id)
@@ -324,13 +326,14 @@ class PlayersApi:
                 raise error(exc.status, exc.message) from None
             return signed_in(request, profile, await get().identities.issue(profile.id))
 
-        async def seats_ended(profile: Profile) -> None:
+        async def seats_ended(profile: Profile, why: str = "sign_out") -> None:
             # Before the identity goes: a sign-out that could not end a seat is tried again
             # with the same cookie, and a seat token that outlived it would still open a seat.
-            failed = await get().end_seats(profile)
+            failed = await get().end_seats(profile, why)
             if failed:
+                again = "change the password" if why == "password" else "sign out"
                 raise error(503, f"your seats in {len(failed)} room(s) could not be ended "
-                                 "just now: sign out again in a moment", {"Retry-After": "1"})
+                                 f"just now: {again} again in a moment", {"Retry-After": "1"})
 
         @api.post("/api/account/signout", **API["sign_out"])
         async def sign_out(request: Request) -> JSONResponse:
@@ -347,15 +350,35 @@ class PlayersApi:
 
         @api.post("/api/account/password", **API["change_password"])
         async def change_password(request: Request) -> dict[str, Any]:
+            # Someone who changes their password may think the account was taken: whoever
+            # holds a copy of an identity token or of a seat token must be out once it is done.
+            # The order keeps a failure harmless: the old password is checked first (one
+            # hash), the other devices are signed out before the seats end (a copied identity
+            # could otherwise join again and take a seat back in between), the seats end (a
+            # 503 if a room could not store it, the password unchanged: asking again redoes
+            # it), and only then is the new password hashed and stored.
             data: PasswordChange = await account_body(request, PasswordChange)
             profile = await me_or_401(request)
             await password_checked(request, profile)
+            keep = token_from(request)
             try:
+                check_password(data.new)
                 async with hashing(request):
-                    await get().accounts.change_password(profile, data.old, data.new)
+                    await get().accounts.check_old_password(profile, data.old)
+                await get().identities.revoke_others(profile.id, keep)
+                await seats_ended(profile, "password")
+                async with hashing(request):
+                    await get().accounts.set_password(profile, data.new)
             except AccountError as exc:
                 raise error(exc.status, exc.message) from None
-            await get().identities.revoke_others(profile.id, token_from(request))
+            # Someone who knew the old password could have signed in, and joined to take a
+            # seat back, while the seats ended: out again, and their seats with them.
+            if await get().identities.revoke_others(profile.id, keep):
+                failed = await get().end_seats(profile, "password")
+                if failed:
+                    log.warning("player %s: password changed, but a device signed in during "
+                                "the change keeps its seats in %s", profile.id, failed)
+            # This device's seats ended too: it takes them back by joining (its identity stays).
             return {"ok": True}
 
         @api.post("/api/account/delete", **API["delete_account"])

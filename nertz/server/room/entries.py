@@ -8,11 +8,18 @@ entries: ``created``; people ``joined`` and ``left``, a seat ``token`` replaced 
 ``host`` handed on, a vacant seat given a bot (``bot_seat``); a match's ``start`` and the
 ``next`` round (each a deal), play's ``begin``; a ``move``, a person's ``rejected`` move, the
 referee's ``reset``, a ``race`` lost, an automation ``flag``; and a round's ``close``.
+
+:data:`ENTRY_FIELDS` names every kind and every field this version knows. A stored entry of
+another kind, or with a field not named there, was written by a newer version: rebuilding from
+it would make a table that differs from the one that wrote it (a field ignored is a rule
+ignored), and going on would fork the room's log. :func:`check_entry` refuses it with
+:class:`UnknownEntry`, and the hub leaves the room to a process that knows it (docs/deploy.md,
+"Upgrading"). So a new kind, or a new field, is a change of the log's format: list it here.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -27,6 +34,62 @@ from nertz.server.room.lobby import Player
 from nertz.server.room.messages import Ack, Rejected
 from nertz.server.room.phase import Phase
 from nertz.server.room.races import Flag
+
+ENTRY_FIELDS: Final[dict[str, frozenset[str]]] = {
+    kind: frozenset(fields.split()) for kind, fields in {
+        "created": "rules seats same_deal fair_races",
+        "joined": "player name token seat hand bot level",
+        "token": "player token",
+        "left": "player",
+        "assigned": "player seat hand",
+        "ready": "player ready",
+        "host": "player",
+        "bot_seat": "player name seat bot level replaces",
+        "start": "seed match countdown_ms",
+        "next": "countdown_ms",
+        "begin": "",
+        "move": "p s h m t id v a r",
+        "rejected": "p id a",
+        "reset": "t piles",
+        "race": "t winner loser card foundation margin_ms",
+        "flag": "seat player name why plays median_reaction_ms interval_cv",
+        "close": "t",
+    }.items()}
+"""Every log entry kind this version reads, and the fields each may carry (those any version
+up to this one wrote)."""
+
+
+class UnknownEntry(ValueError):
+    """A stored log entry this version does not know (its kind, or some of its fields): the
+    room was written by a newer version, and this one must not rebuild it."""
+
+    def __init__(self, kind: str, fields: frozenset[str] = frozenset(), seq: int | None = None,
+                 room_id: str | None = None) -> None:
+        self.kind = kind
+        self.fields = fields
+        self.seq = seq
+        self.room_id = room_id
+        what = (f"log entry kind {kind!r}" if not fields else
+                f"field(s) {', '.join(sorted(fields))} of log entry kind {kind!r}")
+        where = "" if seq is None else f" (entry {seq})"
+        room = "" if room_id is None else f"room {room_id}: "
+        super().__init__(f"{room}unknown {what}{where}: written by a newer version of the "
+                         "server, which must rebuild the room")
+
+    def at(self, room_id: str, seq: int) -> UnknownEntry:
+        """The same refusal, naming the room and the entry."""
+        return UnknownEntry(self.kind, self.fields, seq, room_id)
+
+
+def check_entry(kind: str, data: dict[str, Any]) -> None:
+    """Refuse (:class:`UnknownEntry`) a stored entry of a kind, or with a field, that this
+    version does not know."""
+    known = ENTRY_FIELDS.get(kind)
+    if known is None:
+        raise UnknownEntry(kind)
+    extra = data.keys() - known
+    if extra:
+        raise UnknownEntry(kind, frozenset(extra))
 
 
 class Entries(TableCore):
@@ -172,4 +235,4 @@ class Entries(TableCore):
             self.archive.finished.append(self.match_id)
 
 
-__all__ = ["Entries"]
+__all__ = ["ENTRY_FIELDS", "Entries", "UnknownEntry", "check_entry"]

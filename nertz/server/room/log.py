@@ -21,6 +21,7 @@ from typing import Any
 
 from nertz.events import Event
 from nertz.server.room.core import TableCore
+from nertz.server.room.entries import UnknownEntry
 from nertz.server.room.messages import EVERYONE, CommandError, Effects, Send, ServerMessage
 from nertz.server.room.snapshot import FORMAT as SNAPSHOT_FORMAT
 from nertz.server.room.snapshot import SNAPSHOT_EVERY, capture
@@ -131,7 +132,7 @@ class TableLog(TableCore):
         :mod:`nertz.server.room.entries`); shared by live play and rebuilding."""
         handler = getattr(self, f"_on_{kind}", None)
         if handler is None:
-            raise ValueError(f"unknown log entry {kind!r}")
+            raise UnknownEntry(kind)
         events: tuple[Event, ...] | None = handler(data)
         return events or ()
 

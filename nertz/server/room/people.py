@@ -14,6 +14,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Collection
+from typing import Final
 
 # Through the module, not by name: tests shorten the waits it sets.
 from nertz.server.room import lobby
@@ -21,6 +22,15 @@ from nertz.server.room.broadcasts import Broadcasts
 from nertz.server.room.lobby import MOVES_PER_SECOND, Player, token_hash
 from nertz.server.room.messages import CommandError, Effects, Error, Latency
 from nertz.server.room.phase import Phase
+
+SEATS_ENDED_BY: Final = {
+    "sign_out": "you signed out: this seat's token no longer opens it; sign in and join the "
+                "room again to take it back",
+    "password": "your account's password was changed: this seat's token no longer opens it; "
+                "join the room again, signed in, to take it back",
+}
+"""What the ``signed_out`` error says, by why the seats ended (one code for both: a client
+that knows ``signed_out`` already does the right thing)."""
 
 
 class People(Broadcasts):
@@ -63,21 +73,22 @@ class People(Broadcasts):
                                                    "token": token_hash(token)}))
         return player, token, fx
 
-    def end_seats(self, player_ids: Collection[str]) -> Effects:
-        """The player behind these people signed out: each one's seat token is forgotten (a
-        copy of it, on a shared computer or elsewhere, no longer opens the seat) and their
-        sockets are closed with the ``error`` ``signed_out``. The seats stay theirs, waiting
-        as after any drop, until the player signs in and joins again (``reclaim`` of
-        :meth:`join`) or a bot takes a seat gone vacant."""
+    def end_seats(self, player_ids: Collection[str], why: str = "sign_out") -> Effects:
+        """The player behind these people signed out, or changed their password (``why``: a
+        key of :data:`SEATS_ENDED_BY`): each one's seat token is forgotten (a copy of it, on a
+        shared computer or elsewhere, no longer opens the seat) and their sockets are closed
+        with the ``error`` ``signed_out``. The seats stay theirs, waiting as after any drop,
+        until the player, signed in, joins again (``reclaim`` of :meth:`join`) or a bot takes a
+        seat gone vacant."""
+        said = SEATS_ENDED_BY.get(why, SEATS_ENDED_BY["sign_out"])
+
         def end() -> None:
             for pid in player_ids:
                 person = self.players.get(pid)
                 if person is None or person.bot is not None or person.token_hash is None:
                     continue
                 self._log("token", {"player": pid, "token": None})
-                self._send(pid, Error("signed_out", "you signed out: this seat's token no "
-                                                    "longer opens it; sign in and join the "
-                                                    "room again to take it back"), close=True)
+                self._send(pid, Error("signed_out", said), close=True)
         return self._run(end)
 
     def connected(self, player: Player | None) -> Effects:
@@ -163,4 +174,4 @@ class People(Broadcasts):
                                "a second")
 
 
-__all__ = ["People"]
+__all__ = ["SEATS_ENDED_BY", "People"]

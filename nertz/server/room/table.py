@@ -36,7 +36,7 @@ from typing import Any
 from nertz.rules import Rules
 from nertz.server import protocol
 from nertz.server.room.core import Emit
-from nertz.server.room.entries import Entries
+from nertz.server.room.entries import Entries, UnknownEntry, check_entry
 from nertz.server.room.gestures import Gestures
 from nertz.server.room.lobby import Player
 from nertz.server.room.messages import SENDER, CommandError, Effects, Pong, Stamp
@@ -105,6 +105,12 @@ class Table(Play, Seating, Gestures, Entries):
         table.version = int(time.time() * 1000)
         table._replaying = True
         for entry in entries:
+            try:
+                # Before anything is applied from it: a newer version's entry is refused whole.
+                check_entry(entry.kind, entry.data)
+            except UnknownEntry as exc:
+                table.close()
+                raise exc.at(room_id, entry.seq) from None
             table._apply(entry.kind, entry.data)
             table.seq = entry.seq + 1
         table._replaying = False

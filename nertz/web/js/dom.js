@@ -303,3 +303,18 @@ export function forgetSeats() {
   } catch { /* no storage: nothing kept */ }
   store.remove('nertz:autostart');
 }
+
+/** Mark every seat token this browser keeps as ended: a password change ends the player's
+ * seats, but this browser stays signed in, so coming back to a room takes the seat back by
+ * joining (main.js, enterRoom) rather than asking for a name. The token is kept: another tab
+ * may have taken its seat back already and saved a good one just before this mark. */
+export function seatsEnded() {
+  try {
+    for (let i = 0; i < localStorage.length; i++) {
+      const key = localStorage.key(i);
+      if (!key || !key.startsWith(seatKey(''))) continue;
+      const seat = store.get(key);
+      if (seat && seat.player) store.set(key, {...seat, ended: true});
+    }
+  } catch { /* no storage: nothing kept */ }
+}

@@ -128,6 +128,26 @@ function openReplay(frames, title, loadAnalysis = null, start = {}) {
 /** Keep this browser's seat token for the room (reloading returns to the same seat). */
 function saveSeat(roomId, token, player) { store.set(seatKey(roomId), {token, player}); }
 
+/** Take back a seat whose token the server ended while this browser stays signed in (the
+ *  player changed the password, here or in another tab): joining, signed in, hands the same
+ *  seat back with a new token, the server deciding from its own record of who joined. The
+ *  kept seat, or null when this browser is signed in no more (a sign-out, or a password
+ *  changed on another device) or the seat has left the room: then joining would seat someone
+ *  new, which is for the person to ask for. */
+async function reclaimSeat(room, playerId) {
+  const mine = room.players.find((p) => p.id === playerId && !p.bot);
+  if (!mine) return null;
+  try {
+    const me = await api('/api/me');
+    if (!me.player) return null;
+    // Under the seat's own name: the server hands the seat back, or, when it is not this
+    // player's to take back (a live token), refuses the name as taken rather than seat anew.
+    const r = await api(`/api/rooms/${encodeURIComponent(room.id)}/join`, {name: mine.name});
+    saveSeat(r.room, r.token, r.player);
+    return {token: r.token, player: r.player};
+  } catch { return null; }
+}
+
 async function enterRoom(code) {
   teardown();
   fill(root, h('p', {class: 'loading', text: 'Finding the room…'}));
@@ -149,7 +169,14 @@ async function enterRoom(code) {
         h('a', {href: '/', onclick: (ev) => { ev.preventDefault(); go('/'); }}, 'Home'))));
     return;
   }
-  const seat = store.get(seatKey(room.id));
+  let seat = store.get(seatKey(room.id));
+  if (seat && seat.ended) {
+    // The password was changed since this browser sat here: its seat token most likely
+    // opens nothing now. If the seat cannot be taken back (another tab took it first, its
+    // token saved here), the kept token is tried as before.
+    seat = (await reclaimSeat(room, seat.player)) || {token: seat.token, player: seat.player};
+    if (seat.token) saveSeat(room.id, seat.token, seat.player);
+  }
   if (!seat || !seat.token) { joinScreen(root, app, room); return; }
   S.room = room;
   document.title = `Nertz · ${room.code}`;
@@ -270,12 +297,29 @@ function onMessage(m) {
       store.remove('nertz:autostart');  // "Play now" stops at the first refusal, and says why
       dropPendingSeat();
       if (m.id && dropPending(m.id)) toast(friendly(m.message, m.code), 'bad');
-      else if (m.code === 'bad_token' || m.code === 'signed_out') {
-        // signed_out: the player signed out (here or on another device), which ended the seat's
-        // token; joining again, signed in, hands the same seat back.
+      else if (m.code === 'signed_out' && S.you) {
+        // The player signed out, or changed the password (here or on another device), which
+        // ended the seat's token. Still signed in (this browser changed the password, or
+        // another device signed out): the seat comes straight back. Otherwise joining again,
+        // signed in, hands it back.
+        const room = S.room;
+        const player = S.you.player;
+        teardown();
+        fill(root, h('p', {class: 'loading', text: 'Taking your seat back…'}));
+        reclaimSeat(room, player).then((seat) => {
+          if (seat) {
+            toast('Your seat was given a new key: you are still in it.', 'good');
+            enterRoom(room.code);
+            return;
+          }
+          store.remove(seatKey(room.id));
+          toast('You were signed out: sign in and join again to take your seat back.', 'bad');
+          joinScreen(root, app, room);
+        });
+        return;
+      } else if (m.code === 'bad_token' || m.code === 'signed_out') {
         store.remove(seatKey(S.room.id));
-        toast(m.code === 'signed_out' ? 'You signed out: sign in and join again to take your seat back.'
-          : 'This browser no longer holds a seat here: join again.', 'bad');
+        toast('This browser no longer holds a seat here: join again.', 'bad');
         const room = S.room;
         teardown();
         joinScreen(root, app, room);

@@ -2,7 +2,7 @@
 // account (/account: sign in, make an account, change the password, delete, export) and quick
 // match (/quick); and the ratings shown in a room's lobby and results. docs/players.md.
 
-import {h, fill, toast, store, forgetSeats} from './dom.js';
+import {h, fill, toast, store, forgetSeats, seatsEnded} from './dom.js';
 import {api} from './net.js';
 import {presetName} from './names.js';
 
@@ -182,7 +182,12 @@ async function accountScreen(root, app) {
       await api('/api/account/signout', {}); forgetSeats(); toast('Signed out'); again();
     }}, 'Sign out')));
     parts.push(form('password', 'Change the password', [['old', 'Password now', 'password'], ['new', 'New password', 'password']],
-      'Change it', async (b) => { await api('/api/account/password', b); toast('Password changed', 'good'); again(); }));
+      'Change it', async (b) => {
+        // Every seat's token ended with the old password; this browser, still signed in,
+        // takes each seat back when it returns to the room.
+        await api('/api/account/password', b); seatsEnded();
+        toast('Password changed: every other device is signed out', 'good'); again();
+      }));
   }
   if (p) {
     const fields = p.guest ? [] : [['password', 'Password', 'password']];
