@@ -292,6 +292,7 @@ def test_the_host_seats_a_watcher_from_a_finished_matchs_results(server: Any, ne
     wait_table(host)
     play_to_the_results(host)
     sam.wait_for_selector("#results #watch-how")
+    assert sam.locator("#results tr.me").count() == 0  # a watcher has no seat to mark
     # Only as full as it is: both seats are taken.
     assert "every seat is taken" in (sam.text_content("#results #watch-how") or "")
     # A newcomer to the finished match is not told that one is being played.
@@ -313,6 +314,11 @@ def test_the_host_seats_a_watcher_from_a_finished_matchs_results(server: Any, ne
     host.wait_for_selector("#results #watchers", state="detached")
     assert host.evaluate("() => document.querySelector('#results') === window.__sheet")
     assert host.evaluate("() => !!document.activeElement.closest('#results')")
+    # Sam's sheet marks Sam's seat as their own at once (it did only at the next result), in
+    # the round's breakdown and the standings; the host's still marks the host's alone.
+    marked = "() => [...document.querySelectorAll('#results tr.me')].map((r) => r.dataset.seat)"
+    sam.wait_for_function(f"() => ({marked})().join() === '1,1'")
+    assert host.evaluate(marked) == ["0", "0"]
     host.click("#rematch")
     wait_table(sam)
 

@@ -617,11 +617,19 @@ function resultsWatchers(app) {
 }
 
 /** Draw the results' watchers part again if what it shows changed (who watches, here or away,
- *  who is host and where one sits). */
+ *  who is host and where one sits); the seat marked as one's own in the sheet's tables follows
+ *  where one sits now (a watcher seated here was not marked until the next result). */
 export function refreshResultsWatchers(app, part = document.getElementById('results-watchers')) {
   if (!part) return;
   const room = app.S.room;
   const you = app.S.you;
+  const sheet = part.closest('#results');
+  const mySeat = you ? you.seat : null;
+  if (sheet) {
+    for (const row of sheet.querySelectorAll(':is(#breakdown, #standings) tbody tr')) {
+      row.classList.toggle('me', Number(row.dataset.seat) === mySeat);
+    }
+  }
   const key = JSON.stringify([room.host, room.phase, room.seats,
     room.players.map((p) => [p.id, p.name, p.seat, p.hand, p.bot, p.connected, p.vacant]),
     you && [you.player, you.host, you.seat]]);
