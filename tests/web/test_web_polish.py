@@ -578,6 +578,31 @@ def test_fill_the_seats_stands_clear_of_the_seat_list_on_a_phone(server: Any,
     assert gap >= 10, gap
 
 
+START_SHOWN = """() => {
+  const b = document.querySelector('#start');
+  if (!b || b.disabled || document.activeElement !== b) return false;
+  const r = b.getBoundingClientRect();
+  return r.top >= -0.5 && r.bottom <= innerHeight + 0.5 && r.left >= -0.5
+    && r.right <= innerWidth + 0.5;
+}"""
+"""Start is enabled, has the keyboard's focus and is wholly in view."""
+
+
+def test_filling_the_seats_brings_start_into_view_on_a_phone(server: Any, new_page: Any,
+                                                             artifacts: Path) -> None:
+    # Once the bots filled the seats, their rows (Remove, Move to…, Move) pushed Start below
+    # the screen of a phone: a newcomer who had just pressed Fill was left looking for it.
+    page = open_page(new_page, (390, 844))
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=4)
+    page.tap("#fill-bots")
+    page.wait_for_function("() => document.querySelectorAll('#seats .player-name').length === 4")
+    page.wait_for_function(START_SHOWN)
+    shot(page, artifacts, "lobby-filled-start-390x844")
+    # Space there starts the match, as anywhere (Start acts on key-down).
+    page.keyboard.press("Space")
+    wait_table(page)
+
+
 COUNT_REGISTERS = """(() => {
   const real = ServiceWorkerContainer.prototype.register;
   window.__swRegisters = 0;

@@ -330,6 +330,9 @@ export function lobbyScreen(root, app) {
   // Every empty seat at once, each at the level picked beside it (else the last one picked).
   const fill = isHost && empties.length > 1 ? h('button', {id: 'fill-bots', onclick: () => {
     for (const seat of empties) addBot(app, seat, app.botLevels[seat] || app.botLevel || 'casual');
+    // Once they are all seated, the keyboard and the eye go on to Start: the button went with
+    // the empty seats, and on a phone Start was below the bots' rows, out of view.
+    focusNext = {id: 'start', until: performance.now() + 15000, reveal: true};
   }}, `Fill the ${empties.length} empty seats with bots`) : null;
   // Space presses a button on key-up: a lobby update between the two would lose the press,
   // so Start acts on key-down.
@@ -409,7 +412,8 @@ function seatsFull(room) {
 /** The place the host last picked for each watcher, kept across the lobby's redraws. */
 const picked = new Map();
 /** The id of what takes the keyboard's focus once it is drawn (the seated watcher's row's
- *  picker, after the host seats them): see claimFocus. */
+ *  picker, after the host seats them; Start, once the bots filling the seats are in, shown
+ *  too: `reveal`): see claimFocus. */
 let focusNext = {id: '', until: 0};
 
 /** The host's pick of a seat for watcher `p`, and a *Seat* button that gives it. Choosing
@@ -465,8 +469,16 @@ export function dropPendingSeat() { pendingSeat = null; }
 export function claimFocus() {
   if (!focusNext.id) return;
   const el = document.getElementById(focusNext.id);
-  if (el) el.focus({preventScroll: true});
-  if (el || performance.now() > focusNext.until) focusNext = {id: '', until: 0};
+  const ready = el && !el.disabled;
+  if (ready && focusNext.reveal) {
+    // Not taken from wherever the player went meanwhile.
+    const at = document.activeElement;
+    if (!at || at === document.body) {
+      el.focus({preventScroll: true});
+      el.scrollIntoView({block: 'nearest'});
+    }
+  } else if (ready) el.focus({preventScroll: true});
+  if (ready || performance.now() > focusNext.until) focusNext = {id: '', until: 0};
 }
 
 /** What a watcher (not the host) is told, with the seats, where they look for one: only the
