@@ -603,6 +603,32 @@ def test_filling_the_seats_brings_start_into_view_on_a_phone(server: Any, new_pa
     wait_table(page)
 
 
+FLAGS_NOTE = """async (text) => {
+  const {resultsSheet} = await import('/static/js/screens.js');
+  const room = {options: {}, phase: 'round_over', players: [], host: 'h', seats: 2,
+    flags: [{seat: 1, player: 'p1', name: 'Rob', why: 'reaction', plays: 31,
+             median_reaction_ms: 92, interval_cv: 0.4, text}]};
+  const app = {S: {room, you: null}, initial: () => 'R', send: () => {}, go: () => {}};
+  const result = {round: 1, ended: 'nertz', caller: 0, scores: [3, 1], totals: [3, 1],
+    over: false, breakdown: [0, 1].map(() => ({foundation_cards: 3, card_points: 3,
+      nertz_left: 0, nertz_penalty: 0}))};
+  const sheet = resultsSheet(app, result, (s) => ['Ann', 'Rob'][s], 0);
+  return sheet.querySelector('#flags li').textContent;
+}"""
+"""The automation flags' line on a results sheet drawn for a flag with the server's `text`."""
+
+
+def test_an_automation_flag_names_the_seat_once(server: Any, new_page: Any) -> None:
+    # The server's line names the seat ("Rob: median reaction …"), and the sheet put the name
+    # before it again: "Rob: Rob: median reaction 92 ms …".
+    page = new_page()
+    page.goto(server.base + "/")
+    page.wait_for_selector("#create")
+    line = "median reaction 92 ms over 31 plays (no person is under 150 ms)"
+    assert page.evaluate(FLAGS_NOTE, f"Rob: {line}") == f"Rob: {line}"
+    assert page.evaluate(FLAGS_NOTE, line) == f"Rob: {line}"  # a line without the name
+
+
 COUNT_REGISTERS = """(() => {
   const real = ServiceWorkerContainer.prototype.register;
   window.__swRegisters = 0;

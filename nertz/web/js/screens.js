@@ -664,8 +664,13 @@ function flagsNote(room, names) {
   if (!flags.length) return null;
   return h('div', {class: 'panel flags', id: 'flags', role: 'note'},
     h('h3', {text: 'Automation flags'}),
-    h('ul', {}, flags.map((f) => h('li', {dataset: {seat: String(f.seat)}},
-      h('strong', {text: `${f.name || names(f.seat)}: `}), h('span', {text: f.text})))));
+    h('ul', {}, flags.map((f) => {
+      // The server's line names the seat already ("Ann: median reaction 92 ms …"): it read
+      // "Ann: Ann: median reaction …" under the name.
+      const who = f.name || names(f.seat);
+      const said = f.text.startsWith(`${who}: `) ? f.text.slice(who.length + 2) : f.text;
+      return h('li', {dataset: {seat: String(f.seat)}}, h('strong', {text: `${who}: `}), h('span', {text: said}));
+    })));
 }
 
 /** The scores on a results sheet count up to their values (marked `counting` and aria-busy
