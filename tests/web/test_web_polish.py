@@ -401,6 +401,10 @@ def test_a_phone_shows_the_match_scores_during_play(server: Any, new_page: Any, 
     assert rows[0] == ["1", "Ann", "42"], rows  # by total, best first
     assert [r[2] for r in rows[1:]] == ["15", "-7"], rows
     assert "Round 3" in (page.text_content("#menu-scores") or "")
+    # The names line up at their marks (they were aligned right, a ragged edge of marks).
+    lefts = page.evaluate("""() => [...document.querySelectorAll('#menu-scores .seatname')]
+        .map((e) => Math.round(e.getBoundingClientRect().left))""")
+    assert len(set(lefts)) == 1, lefts
     box = page.locator("#tools").bounding_box()
     assert box and box["y"] + box["height"] <= 844 and box["x"] >= 0, box
     shot(page, artifacts, "menu-scores-390x844")
