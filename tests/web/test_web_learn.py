@@ -73,3 +73,16 @@ def test_the_lesson_fits_a_phone_to_the_call(server: Any, new_page: Any) -> None
     page.goto(server.base + "/learn")
     page.wait_for_selector("#learn-step[data-step='0']")
     play_lesson(page, server.get("/api/tutorial")["steps"], touch=True)
+
+
+def test_the_lesson_fits_a_sideways_phone_to_the_call(server: Any, new_page: Any,
+                                                      artifacts: Path) -> None:
+    # Held sideways, the lesson's title and words took a third of the height and the table
+    # under them did not fit: the foundations squeezed to nothing, the work piles cut off.
+    page = new_page(viewport={"width": 844, "height": 390}, has_touch=True, is_mobile=True)
+    page.goto(server.base + "/learn")
+    page.wait_for_selector("#learn-step[data-step='0']")
+    shot(page, artifacts, "learn-844x390")
+    assert_fits(page)  # the whole table, the foundations' room included
+    assert_fits(page, ["#learn-step", "#learn a[href='/']"])
+    play_lesson(page, server.get("/api/tutorial")["steps"], touch=True)

@@ -176,6 +176,28 @@ def test_a_replay_tells_a_late_card_from_a_race(server: Any, new_page: Any) -> N
     assert "Ben's 3 of spades came 0.8 s after Ann's: too late for foundation 1" in said, said
 
 
+PILL_CONTRAST = """(sel) => {
+  // The words' contrast on a pill (a translucent dark ground) over the felt, at its lightest
+  // and darkest: the lower of the two (WCAG's ratio). axe leaves it undecided (the felt is a
+  // gradient), so it is measured here.
+  const rgba = (c) => c.match(/[\\d.]+/g).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const el = document.querySelector(sel);
+  const [tr, tg, tb] = rgba(getComputedStyle(el).color);
+  const [br, bg, bb, ba = 1] = rgba(getComputedStyle(el).backgroundColor);
+  const ratios = [[0x1d, 0x5b, 0x3a], [0x15, 0x4a, 0x2e]].map((felt) => {
+    const ground = [br, bg, bb].map((v, i) => v * ba + felt[i] * (1 - ba));
+    const [a, b] = [lum([tr, tg, tb]), lum(ground)].sort((x, y) => y - x);
+    return (a + 0.05) / (b + 0.05);
+  });
+  return Math.min(...ratios);
+}"""
+"""The contrast of the words on a pill drawn over the felt."""
+
+
 def test_a_watcher_of_a_full_room_is_told_how_to_get_a_seat(server: Any, new_page: Any,
                                                              axe: str, artifacts: Path) -> None:
     # A spectator of a full room was not told that only the host can seat them, and only
@@ -237,6 +259,12 @@ def test_a_watcher_of_a_full_room_is_told_how_to_get_a_seat(server: Any, new_pag
     guest.click("#watching")
     wait_toast(guest, "You are watching."
                " Only the host can give you a seat, between matches: ask them.")
+    # The mark is a button drawn as a pill: it had the buttons' dark words on the dark pill.
+    guest.wait_for_selector('#table-screen[data-phase="playing"]')
+    assert_no_axe_violations(guest, axe, "a watcher's table")
+    for pill in ("#watching", "#totals", "#round-no"):
+        ratio = guest.evaluate(PILL_CONTRAST, pill)
+        assert ratio >= 4.5, f"{pill}: contrast {ratio:.1f}"
 
 
 def test_a_watcher_who_left_is_not_seated_after_the_bot_goes(server: Any, new_page: Any) -> None:
@@ -292,6 +320,7 @@ def test_the_host_seats_a_watcher_from_a_finished_matchs_results(server: Any, ne
     wait_table(host)
     play_to_the_results(host)
     sam.wait_for_selector("#results #watch-how")
+    assert sam.locator("#results tr.me").count() == 0  # a watcher has no seat to mark
     # Only as full as it is: both seats are taken.
     assert "every seat is taken" in (sam.text_content("#results #watch-how") or "")
     # A newcomer to the finished match is not told that one is being played.
@@ -313,6 +342,11 @@ def test_the_host_seats_a_watcher_from_a_finished_matchs_results(server: Any, ne
     host.wait_for_selector("#results #watchers", state="detached")
     assert host.evaluate("() => document.querySelector('#results') === window.__sheet")
     assert host.evaluate("() => !!document.activeElement.closest('#results')")
+    # Sam's sheet marks Sam's seat as their own at once (it did only at the next result), in
+    # the round's breakdown and the standings; the host's still marks the host's alone.
+    marked = "() => [...document.querySelectorAll('#results tr.me')].map((r) => r.dataset.seat)"
+    sam.wait_for_function(f"() => ({marked})().join() === '1,1'")
+    assert host.evaluate(marked) == ["0", "0"]
     host.click("#rematch")
     wait_table(sam)
 
@@ -367,6 +401,10 @@ def test_a_phone_shows_the_match_scores_during_play(server: Any, new_page: Any, 
     assert rows[0] == ["1", "Ann", "42"], rows  # by total, best first
     assert [r[2] for r in rows[1:]] == ["15", "-7"], rows
     assert "Round 3" in (page.text_content("#menu-scores") or "")
+    # The names line up at their marks (they were aligned right, a ragged edge of marks).
+    lefts = page.evaluate("""() => [...document.querySelectorAll('#menu-scores .seatname')]
+        .map((e) => Math.round(e.getBoundingClientRect().left))""")
+    assert len(set(lefts)) == 1, lefts
     box = page.locator("#tools").bounding_box()
     assert box and box["y"] + box["height"] <= 844 and box["x"] >= 0, box
     shot(page, artifacts, "menu-scores-390x844")
@@ -462,6 +500,56 @@ def test_the_sideways_phones_settings_keep_to_one_line(server: Any, new_page: An
     assert max(r for _, r in tops) <= 844, tops
 
 
+CUT_SHORT = """() => { const t = document.querySelector('#totals > span');
+  return !!t && t.scrollWidth > t.clientWidth + 0.5; }"""
+"""Whether the top bar's scores are cut short (an ellipsis)."""
+
+POP_ROWS = """() => [...document.querySelectorAll('#scores-pop tbody tr')].map((r) => {
+  const clipped = [...r.cells].some((c) => c.scrollWidth > c.clientWidth + 0.5);
+  const b = r.getBoundingClientRect();
+  const inView = b.left >= -0.5 && b.top >= -0.5 && b.right <= innerWidth + 0.5
+    && b.bottom <= innerHeight + 0.5;
+  return {name: r.querySelector('.seatname > :last-child').textContent,
+          total: r.cells[2].textContent, clipped, inView};
+})"""
+"""The rows of the opened scores: each seat's name and total, whether any is cut or out of view."""
+
+
+def test_the_sideways_phones_scores_open_in_full(server: Any, new_page: Any, axe: str,
+                                                 artifacts: Path) -> None:
+    # Held sideways, the bar's scores give way to the settings and are cut short ("Ann 0 ·
+    # Casual bot 2 0 · …"): a player could not read the others' scores until the results.
+    # A tap on them opens every seat's score in full under the bar.
+    page = open_page(new_page, (844, 390))
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=6)
+    page.tap("#fill-bots")
+    page.wait_for_function("() => document.querySelectorAll('#seats .player-name').length === 6")
+    page.tap("#start")
+    wait_table(page)
+    assert page.evaluate(CUT_SHORT), "six seats' scores fit the bar: nothing to test"
+    assert page.get_attribute("#totals", "aria-expanded") == "false"
+    page.tap("#totals")
+    page.wait_for_selector("#scores-pop", state="visible")
+    assert page.get_attribute("#totals", "aria-expanded") == "true"
+    rows = page.evaluate(POP_ROWS)
+    shot(page, artifacts, "scores-open-844x390")
+    assert len(rows) == 6, rows
+    assert sorted(r["name"] for r in rows) == sorted(
+        ["Ann"] + [f"Casual bot {n}" for n in range(2, 7)]), rows
+    assert all(r["total"] == "0" and not r["clipped"] and r["inView"] for r in rows), rows
+    assert "Round 1" in (page.text_content("#scores-pop") or "")
+    assert_no_axe_violations(page, axe, "the sideways phone's opened scores")
+    # A tap elsewhere closes them, as the menu does; Esc too, the keyboard back on the scores.
+    page.tap(".topbar .pill:has-text('Room')")
+    page.wait_for_selector("#scores-pop", state="detached")
+    page.focus("#totals")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#scores-pop", state="visible")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#scores-pop", state="detached")
+    assert page.evaluate("() => document.activeElement.id") == "totals"
+
+
 def test_a_changed_target_score_reads_cleanly(server: Any, new_page: Any, artifacts: Path) -> None:
     # "Changed: play to (points): 50." — a unit in brackets and two colons in a row.
     page = new_page(viewport={"width": 1280, "height": 800})
@@ -492,6 +580,57 @@ def test_fill_the_seats_stands_clear_of_the_seat_list_on_a_phone(server: Any,
         - document.querySelector('#fill-bots').getBoundingClientRect().bottom""")
     shot(page, artifacts, "lobby-fill-390x844")
     assert gap >= 10, gap
+
+
+START_SHOWN = """() => {
+  const b = document.querySelector('#start');
+  if (!b || b.disabled || document.activeElement !== b) return false;
+  const r = b.getBoundingClientRect();
+  return r.top >= -0.5 && r.bottom <= innerHeight + 0.5 && r.left >= -0.5
+    && r.right <= innerWidth + 0.5;
+}"""
+"""Start is enabled, has the keyboard's focus and is wholly in view."""
+
+
+def test_filling_the_seats_brings_start_into_view_on_a_phone(server: Any, new_page: Any,
+                                                             artifacts: Path) -> None:
+    # Once the bots filled the seats, their rows (Remove, Move to…, Move) pushed Start below
+    # the screen of a phone: a newcomer who had just pressed Fill was left looking for it.
+    page = open_page(new_page, (390, 844))
+    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=4)
+    page.tap("#fill-bots")
+    page.wait_for_function("() => document.querySelectorAll('#seats .player-name').length === 4")
+    page.wait_for_function(START_SHOWN)
+    shot(page, artifacts, "lobby-filled-start-390x844")
+    # Space there starts the match, as anywhere (Start acts on key-down).
+    page.keyboard.press("Space")
+    wait_table(page)
+
+
+FLAGS_NOTE = """async (text) => {
+  const {resultsSheet} = await import('/static/js/screens.js');
+  const room = {options: {}, phase: 'round_over', players: [], host: 'h', seats: 2,
+    flags: [{seat: 1, player: 'p1', name: 'Rob', why: 'reaction', plays: 31,
+             median_reaction_ms: 92, interval_cv: 0.4, text}]};
+  const app = {S: {room, you: null}, initial: () => 'R', send: () => {}, go: () => {}};
+  const result = {round: 1, ended: 'nertz', caller: 0, scores: [3, 1], totals: [3, 1],
+    over: false, breakdown: [0, 1].map(() => ({foundation_cards: 3, card_points: 3,
+      nertz_left: 0, nertz_penalty: 0}))};
+  const sheet = resultsSheet(app, result, (s) => ['Ann', 'Rob'][s], 0);
+  return sheet.querySelector('#flags li').textContent;
+}"""
+"""The automation flags' line on a results sheet drawn for a flag with the server's `text`."""
+
+
+def test_an_automation_flag_names_the_seat_once(server: Any, new_page: Any) -> None:
+    # The server's line names the seat ("Rob: median reaction …"), and the sheet put the name
+    # before it again: "Rob: Rob: median reaction 92 ms …".
+    page = new_page()
+    page.goto(server.base + "/")
+    page.wait_for_selector("#create")
+    line = "median reaction 92 ms over 31 plays (no person is under 150 ms)"
+    assert page.evaluate(FLAGS_NOTE, f"Rob: {line}") == f"Rob: {line}"
+    assert page.evaluate(FLAGS_NOTE, line) == f"Rob: {line}"  # a line without the name
 
 
 COUNT_REGISTERS = """(() => {

@@ -28,6 +28,7 @@ const S = {
   resultsHidden: false,
   help: false,
   menuOpen: false,   // the top bar's menu, on a phone
+  scoresOpen: false, // the top bar's scores opened in full (they are cut short in the bar)
   status: 'open',
   sent: 0,           // moves sent since the page loaded
 };
@@ -500,7 +501,13 @@ function topbar() {
     h('h1', {class: 'title', text: 'Nertz'}),
     h('span', {class: 'pill', title: 'Room code'}, 'Room ', h('strong', {text: room.code})),
     match ? h('span', {class: 'pill', id: 'round-no', text: `Round ${match.round}`}) : null,
-    totals ? h('span', {class: 'pill', id: 'totals', title: totals, text: totals}) : null,
+    // Cut short where the bar has no room (a phone held sideways, many seats): a tap opens
+    // every seat's score in full under it.
+    totals ? h('span', {class: 'scores-wrap'},
+      h('button', {class: 'pill', id: 'totals', title: totals, 'aria-expanded': String(!!S.scoresOpen),
+        'aria-controls': S.scoresOpen ? 'scores-pop' : null, 'aria-label': `Scores: ${totals}`,
+        onclick: () => { S.scoresOpen = !S.scoresOpen; render(); }}, h('span', {text: totals})),
+      S.scoresOpen ? menuScores(match, 'scores-pop') : null) : null,
     S.status !== 'open' ? h('span', {class: 'pill warn', text: 'Reconnecting…'}) : null,
     // A watcher's mark says, on a tap, how a seat comes (a title alone is no use on touch).
     S.you && S.you.seat == null ? h('button', {class: 'pill', id: 'watching', title: WATCHING,
@@ -523,14 +530,15 @@ function topbar() {
   ];
 }
 
-/** The match's scores in the phone's menu (the top bar has no room for them there): the
- *  round and each seat's total, best first. Shown by style.css on a phone only. */
-function menuScores(match) {
+/** The match's scores in the phone's menu (the top bar has no room for them there), or
+ *  opened from the bar's scores (`scores-pop`): the round and each seat's total, best first.
+ *  The menu's are shown by style.css on a phone only. */
+function menuScores(match, id = 'menu-scores') {
   const totals = match.totals.map((v, s) => ({s, v}));
   const order = [...totals].sort((a, b) => b.v - a.v || a.s - b.s);
   const target = S.room.options.target_score;
   const mySeat = S.you ? S.you.seat : null;
-  return h('section', {id: 'menu-scores', 'aria-label': 'Scores'},
+  return h('section', {id, class: 'scores-list', 'aria-label': 'Scores'},
     h('p', {text: `Round ${match.round}${target ? ` · to ${target} points` : ''}`}),
     h('table', {class: 'data'},
       h('caption', {class: 'sr-only', text: 'Match totals: place, seat, points'}),
@@ -630,7 +638,7 @@ function render() {
   tableView.render(shown, {
     pending: S.pending.length,
     banner,
-    topKey: [room.phase, room.match, S.status, soundOn(), four, S.resultsHidden, !!S.result, !!S.menuOpen,
+    topKey: [room.phase, room.match, S.status, soundOn(), four, S.resultsHidden, !!S.result, !!S.menuOpen, !!S.scoresOpen,
       room.players.map((p) => [p.name, p.seat]), S.you && S.you.seat],
   });
   const left = S.countdownUntil - performance.now();
@@ -702,6 +710,10 @@ document.addEventListener('pointerdown', (e) => {
     S.menuOpen = false;
     render();
   }
+  if (S.scoresOpen && !(e.target instanceof Element && e.target.closest('#scores-pop, #totals'))) {
+    S.scoresOpen = false;
+    render();
+  }
 });
 
 /** Tab and Shift+Tab stay in an open sheet (help, results), as in any modal dialog: they
@@ -731,6 +743,13 @@ document.addEventListener('keydown', (e) => {
     S.menuOpen = false;
     render();
     const btn = document.getElementById('menu-btn');
+    if (btn) btn.focus({preventScroll: true});
+  }
+  else if (e.key === 'Escape' && S.scoresOpen) {
+    e.preventDefault();
+    S.scoresOpen = false;
+    render();
+    const btn = document.getElementById('totals');
     if (btn) btn.focus({preventScroll: true});
   }
   else if (e.key === '?' && !tableView && S.room && !(e.target && /INPUT|SELECT|TEXTAREA/.test(e.target.tagName))) toggleHelp();

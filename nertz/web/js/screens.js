@@ -330,6 +330,9 @@ export function lobbyScreen(root, app) {
   // Every empty seat at once, each at the level picked beside it (else the last one picked).
   const fill = isHost && empties.length > 1 ? h('button', {id: 'fill-bots', onclick: () => {
     for (const seat of empties) addBot(app, seat, app.botLevels[seat] || app.botLevel || 'casual');
+    // Once they are all seated, the keyboard and the eye go on to Start: the button went with
+    // the empty seats, and on a phone Start was below the bots' rows, out of view.
+    focusNext = {id: 'start', until: performance.now() + 15000, reveal: true};
   }}, `Fill the ${empties.length} empty seats with bots`) : null;
   // Space presses a button on key-up: a lobby update between the two would lose the press,
   // so Start acts on key-down.
@@ -409,7 +412,8 @@ function seatsFull(room) {
 /** The place the host last picked for each watcher, kept across the lobby's redraws. */
 const picked = new Map();
 /** The id of what takes the keyboard's focus once it is drawn (the seated watcher's row's
- *  picker, after the host seats them): see claimFocus. */
+ *  picker, after the host seats them; Start, once the bots filling the seats are in, shown
+ *  too: `reveal`): see claimFocus. */
 let focusNext = {id: '', until: 0};
 
 /** The host's pick of a seat for watcher `p`, and a *Seat* button that gives it. Choosing
@@ -465,8 +469,16 @@ export function dropPendingSeat() { pendingSeat = null; }
 export function claimFocus() {
   if (!focusNext.id) return;
   const el = document.getElementById(focusNext.id);
-  if (el) el.focus({preventScroll: true});
-  if (el || performance.now() > focusNext.until) focusNext = {id: '', until: 0};
+  const ready = el && !el.disabled;
+  if (ready && focusNext.reveal) {
+    // Not taken from wherever the player went meanwhile.
+    const at = document.activeElement;
+    if (!at || at === document.body) {
+      el.focus({preventScroll: true});
+      el.scrollIntoView({block: 'nearest'});
+    }
+  } else if (ready) el.focus({preventScroll: true});
+  if (ready || performance.now() > focusNext.until) focusNext = {id: '', until: 0};
 }
 
 /** What a watcher (not the host) is told, with the seats, where they look for one: only the
@@ -617,11 +629,19 @@ function resultsWatchers(app) {
 }
 
 /** Draw the results' watchers part again if what it shows changed (who watches, here or away,
- *  who is host and where one sits). */
+ *  who is host and where one sits); the seat marked as one's own in the sheet's tables follows
+ *  where one sits now (a watcher seated here was not marked until the next result). */
 export function refreshResultsWatchers(app, part = document.getElementById('results-watchers')) {
   if (!part) return;
   const room = app.S.room;
   const you = app.S.you;
+  const sheet = part.closest('#results');
+  const mySeat = you ? you.seat : null;
+  if (sheet) {
+    for (const row of sheet.querySelectorAll(':is(#breakdown, #standings) tbody tr')) {
+      row.classList.toggle('me', Number(row.dataset.seat) === mySeat);
+    }
+  }
   const key = JSON.stringify([room.host, room.phase, room.seats,
     room.players.map((p) => [p.id, p.name, p.seat, p.hand, p.bot, p.connected, p.vacant]),
     you && [you.player, you.host, you.seat]]);
@@ -644,8 +664,13 @@ function flagsNote(room, names) {
   if (!flags.length) return null;
   return h('div', {class: 'panel flags', id: 'flags', role: 'note'},
     h('h3', {text: 'Automation flags'}),
-    h('ul', {}, flags.map((f) => h('li', {dataset: {seat: String(f.seat)}},
-      h('strong', {text: `${f.name || names(f.seat)}: `}), h('span', {text: f.text})))));
+    h('ul', {}, flags.map((f) => {
+      // The server's line names the seat already ("Ann: median reaction 92 ms …"): it read
+      // "Ann: Ann: median reaction …" under the name.
+      const who = f.name || names(f.seat);
+      const said = f.text.startsWith(`${who}: `) ? f.text.slice(who.length + 2) : f.text;
+      return h('li', {dataset: {seat: String(f.seat)}}, h('strong', {text: `${who}: `}), h('span', {text: said}));
+    })));
 }
 
 /** The scores on a results sheet count up to their values (marked `counting` and aria-busy
