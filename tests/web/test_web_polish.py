@@ -655,3 +655,31 @@ def test_the_service_worker_is_registered_once(server: Any, new_page: Any) -> No
     page.wait_for_selector("#create")
     page.evaluate("() => navigator.serviceWorker.ready")
     assert page.evaluate("() => window.__swRegisters") == 1
+
+
+def test_each_work_piles_key_sits_on_its_pile(server: Any, new_page: Any, artifacts: Path) -> None:
+    # A work pile's room reaches far below its cards (a fan of the whole run fits in it), and
+    # its key under that room sat some 220 px below the cards at 1366x768: four stray digits
+    # at the foot of the panel. Each key now sits on its pile's first card, at its corner.
+    page = open_page(new_page, (1366, 768))
+    seat_room(server, page, "Ann", seats=2)
+    add_bots(page, "beginner", 1)
+    page.click("#start")
+    wait_table(page)
+    piles = page.evaluate("""() => [...document.querySelectorAll('#me .pile')]
+      .filter((p) => /^[1-5]$/.test(p.dataset.pile)).map((p) => {
+        const box = (e) => {
+          const r = e.getBoundingClientRect();
+          return [r.left, r.top, r.right, r.bottom];
+        };
+        const key = p.querySelector('.pile-label');
+        return {pile: p.dataset.pile, key: box(key), text: key.textContent,
+                card: box(p.querySelector('.stack > *'))};
+      })""")
+    shot(page, artifacts, "work-keys-1366x768")
+    assert [p["text"] for p in piles] == ["1", "2", "3", "4"], piles
+    for p in piles:
+        k_left, k_top, k_right, _ = p["key"]
+        c_left, c_top, c_right, _ = p["card"]
+        assert abs(k_top - c_top) < 16 and abs(k_right - c_right) < 16, p
+        assert c_left < k_left, p

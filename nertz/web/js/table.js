@@ -441,7 +441,9 @@ export class TableView {
       el.tabIndex = 0;
       el.setAttribute('role', 'group');
       el.setAttribute('aria-label', `Work pile ${i + 1}: ${p.down} face down, ${p.up.map(label).join(', ') || 'empty'}. Key ${i + 1}`);
-      el.append(h('div', {class: 'pile-label'}, h('span', {class: 'kbd', text: String(i + 1)})));
+      // On the first card's corner: a fan's room reaches far below its cards, and a key there
+      // read as a stray digit, tied to no pile.
+      el.append(h('div', {class: 'pile-label work-key'}, h('span', {class: 'kbd', text: String(i + 1)})));
       return el;
     });
     if (tab.nertz_hidden) nertz.querySelector('.stack').replaceChildren(backEl(tab.nertz_count, 'your Nertz pile'));
