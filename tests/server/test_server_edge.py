@@ -331,6 +331,40 @@ def test_a_kicked_player_cannot_rejoin_at_once(db_url: str) -> None:
         assert rejoin("Cy", "10.0.0.3").status_code == 200
 
 
+def test_a_kicked_player_cannot_rejoin_as_the_same_player(db_url: str) -> None:
+    """The kick bars the player behind the seat too: their identity cookie, under a new name,
+    from a new address, is refused as a barred address is; someone else from there is not."""
+    app = ProxyHeadersMiddleware(create_app(db_url), trusted_hosts=["testclient"])
+
+    def at(address: str) -> dict[str, str]:
+        return {"X-Forwarded-For": address}
+
+    with TestClient(app) as client:
+        ann = client.post("/api/rooms", json={"seats": 3, "name": "Ann"},
+                          headers=at("10.0.0.1")).json()
+        client.cookies.clear()  # Bob is another browser: his own identity
+        bob = client.post(f"/api/rooms/{ann['room']}/join", json={"name": "Bob"},
+                          headers=at("10.0.0.2")).json()
+        assert bob["profile"] and bob["profile"] != ann["profile"]
+        with client.websocket_connect(f"/ws/{ann['room']}", headers=at("10.0.0.1")) as a, \
+                client.websocket_connect(f"/ws/{ann['room']}", headers=at("10.0.0.2")) as b:
+            hello(a, ann["token"])
+            hello(b, bob["token"])
+            a.send_text(json.dumps({"type": "kick", "player": bob["player"]}))
+            while recv(b)["type"] != "kicked":
+                pass
+
+        def rejoin(name: str, address: str) -> httpx.Response:
+            return client.post(f"/api/rooms/{ann['room']}/join", json={"name": name},
+                               headers=at(address))
+
+        again = rejoin("Robert", "10.0.0.5")  # Bob's cookie, a new name, a new address
+        assert again.status_code == 403 and "removed" in again.json()["error"], again.text
+        assert int(again.headers["Retry-After"]) > 60
+        client.cookies.clear()  # someone else at that address
+        assert rejoin("Robert", "10.0.0.5").status_code == 200
+
+
 def test_one_address_cannot_fill_a_room(db_url: str) -> None:
     """Joins from one address stop at PEOPLE_PER_ADDRESS, so one client cannot fill a public
     room with spectators; the host can kick one of them (it never opened a socket) and that
