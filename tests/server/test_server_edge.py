@@ -250,6 +250,32 @@ def test_binary_frames_are_refused(client: TestClient) -> None:
         assert recv(ws)["type"] == "state"
 
 
+def test_a_text_frame_not_utf8_is_answered_then_closed_with_a_line_in_the_log(
+    served: tuple[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The documented ``error`` first, then the close (1007) with a reason, whether the frame
+    came whole (the server's own road) or in fragments (the library's); the log has a line, no
+    traceback (it had an ERROR with one for each such frame: anyone could flood it)."""
+    base, _ = served
+    room = httpx.post(base + "/api/rooms", json={"seats": 2}).json()["room"]
+    bad = b'{"type": "ping", "id": "\xff\xfe", "sent": 1}'
+    uvicorn_log = logging.getLogger("uvicorn.error")  # it does not reach the root logger
+    uvicorn_log.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.INFO):
+            for message in (bad, [bad[:12], bad[12:]]):
+                with connect(ws_url(base, room)) as ws:
+                    ws.send(message, text=True)
+                    m = json.loads(ws.recv(10))
+                    assert m["type"] == "error" and m["code"] == "bad_message", m
+                    assert "UTF-8" in m["message"], m
+                    assert close_code(ws) == 1007 and "UTF-8" in (ws.close_reason or "")
+    finally:
+        uvicorn_log.removeHandler(caplog.handler)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert len([r for r in caplog.records if "UTF-8" in r.getMessage()]) == 2
+
+
 def test_unknown_tokens_are_throttled(client: TestClient) -> None:
     ann = create_room(client)
     codes = []
