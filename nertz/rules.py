@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from nertz.errors import RulesError
+from nertz.errors import NotationError, RulesError
+from nertz.moves import Kind, Move
 
 FoundationName = Literal[
     "up", "swinging_door", "double_swinging_door", "starter9", "evil_jacks", "evil_jacks_one_eyed"
@@ -161,7 +162,21 @@ class Rules:
             values[name] = OPTIONS[name].check(raw)
         rules = Rules(**values)
         rules._check_whole()
+        rules._check_call_word()
         return rules
+
+    def _check_call_word(self) -> None:
+        # The call word calls when typed as a move (Move.parse); one that already reads as
+        # another move (in any case, with or without its "!") would make that move instead.
+        word = self.call_word
+        for text in (word, word.strip().rstrip("!")):
+            try:
+                move = Move.parse(text)
+            except NotationError:
+                continue
+            if move.kind is not Kind.CALL:
+                raise RulesError(f"call_word {word!r} is already a move "
+                                 f"({_MOVE_WORDS[move.kind]}): choose another word")
 
     def _check_whole(self) -> None:
         # Options that are fine alone but not together.
@@ -172,6 +187,16 @@ class Rules:
         )
         if dealt > self.deck_size:
             raise RulesError(f"nertz_pile_size {self.nertz_pile_size} leaves no deck to deal")
+
+
+_MOVE_WORDS: Final[dict[Kind, str]] = {
+    Kind.TURN: "turn the stock",
+    Kind.STUCK: "declare stuck",
+    Kind.TO_FOUNDATION: "a play to a foundation",
+    Kind.TO_WORK: "a play onto a work pile",
+    Kind.CALL: "the call",
+}
+"""What each kind of move does, as a refused call word names it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -115,7 +115,7 @@ BAD_VALUES: dict[str, list[Any]] = {
     "nertz_penalty": [-1, "values", True, 2.5, None],
     "caller_bonus": [-5, "lots", True, None],
     "lotto": [1, "x", None],
-    "call_word": ["", "   ", 5, None],
+    "call_word": ["", "   ", 5, None, "T", "STUCK", "1-F", "N-F"],
     "target_score": [0, -100, "lots", True, 1.5],
     "rounds": [0, -1, "many", True],
     "duplicate_deal": [1, "twice", None],
@@ -251,6 +251,26 @@ def test_to_spec_round_trips(spec: dict[str, Any]) -> None:
     for key, value in spec.items():
         if key != "preset":
             assert getattr(rules, key) == value
+
+
+@pytest.mark.parametrize(("word", "move"), [
+    ("T", "turn the stock"), ("t", "turn the stock"), ("T!", "turn the stock"),
+    ("Stuck", "declare stuck"), ("STUCK N", "declare stuck"),
+    ("1-F", "a play to a foundation"), ("n-f", "a play to a foundation"),
+    ("W-3", "a play onto a work pile"),
+])
+def test_a_call_word_that_is_already_a_move_is_refused(word: str, move: str) -> None:
+    # Typed, such a word made its move instead of calling (Move.parse reads moves first).
+    with pytest.raises(RulesError, match="is already a move") as info:
+        Rules.from_spec({"call_word": word})
+    assert f"call_word {word!r}" in str(info.value) and move in str(info.value)
+    with pytest.raises(RulesError, match="is already a move"):
+        Rules().replace(call_word=word)
+
+
+@pytest.mark.parametrize("word", ["Nerts", "nertz", "POUNCE!", "Reset", "Go", "\uff34"])
+def test_a_call_word_that_is_no_move_or_a_call_is_taken(word: str) -> None:
+    assert Rules.from_spec({"call_word": word}).call_word == word
 
 
 def test_replace_validates() -> None:

@@ -327,6 +327,20 @@ def name_skeleton(name: str) -> str:
     return _looks(name)[2]
 
 
+_BOT_NAME: Final = re.compile(r"^\w+ bot \d+$")
+"""Names of a room's bots' shape (``Expert bot 2``), folded as :func:`name_key` folds them."""
+
+_BOT_LOOK: Final = re.compile(r"^\w+ bot \w{1,2}$")
+"""A bot's name by look: a skeleton turns digits into letters (``1`` and ``I`` into ``l``)."""
+
+
+def bot_like(name: str) -> bool:
+    """Whether a (clean) name is of the shape a room names its bots (``Expert bot 2``), as
+    written or by look (``Expert bot 2`` with a Cyrillic ``o``): kept from people, at a table
+    and as an account's name, so that nobody passes for a bot."""
+    return bool(_BOT_NAME.match(name_key(name)) or _BOT_LOOK.match(name_skeleton(name)))
+
+
 def names_clash(a: str, b: str) -> bool:
     """Whether two names would pass for one another at a table: equal when case-folded, or
     with the same Unicode TS 39 skeleton (Cyrillic ``\u0410nn`` beside ``Ann``, ``rn``

@@ -62,6 +62,29 @@ def test_an_account_name_that_looks_like_a_taken_one_is_refused(both: TestClient
                                                   "password": "correct horse"}).status_code == 401
 
 
+@pytest.mark.parametrize("as_guest", [False, True], ids=["from-nobody", "from-a-guest"])
+def test_an_account_name_that_passes_for_a_bot_or_a_deleted_player_is_refused(
+        client: TestClient, as_guest: bool) -> None:
+    """The table's refusal of a bot's name, reused, and the name a deleted player's seats take:
+    an account so named passed for one in matches' histories and rating lists."""
+    for name in ("Expert bot 2", "expert BOT 7", "Expert b\u043et 2", "Beginner bot l"):
+        r = _sign_up(client, name, as_guest)
+        assert r.status_code == 409 and "bots' names" in r.json()["error"], (name, r.text)
+    for name in (accounts.DELETED_NAME, "Deleted Player", "de1eted pl\u0430yer"):
+        r = _sign_up(client, name, as_guest)
+        assert r.status_code == 409 and "deleted player" in r.json()["error"], (name, r.text)
+    # Names that only contain those words are names.
+    assert _sign_up(client, "Bot lover", as_guest).status_code == 200
+    assert _sign_up(client, "Deleted playerz", as_guest).status_code == 200
+
+
+def test_a_quick_match_guest_cannot_take_a_bots_name(client: TestClient) -> None:
+    # The guest's profile took the name the table refuses (shown in rating lists), and the
+    # quick room seated it under a number ("Casual bot 3 2").
+    r = client.post("/api/quick", json={"seats": 2, "name": "Casual bot 3"})
+    assert r.status_code == 409 and "bots' names" in r.json()["error"], r.text
+
+
 def _migrate(sync_conn: Any, revision: str) -> None:
     from alembic import command
     from alembic.config import Config

@@ -250,6 +250,32 @@ def test_binary_frames_are_refused(client: TestClient) -> None:
         assert recv(ws)["type"] == "state"
 
 
+def test_a_text_frame_not_utf8_is_answered_then_closed_with_a_line_in_the_log(
+    served: tuple[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The documented ``error`` first, then the close (1007) with a reason, whether the frame
+    came whole (the server's own road) or in fragments (the library's); the log has a line, no
+    traceback (it had an ERROR with one for each such frame: anyone could flood it)."""
+    base, _ = served
+    room = httpx.post(base + "/api/rooms", json={"seats": 2}).json()["room"]
+    bad = b'{"type": "ping", "id": "\xff\xfe", "sent": 1}'
+    uvicorn_log = logging.getLogger("uvicorn.error")  # it does not reach the root logger
+    uvicorn_log.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.INFO):
+            for message in (bad, [bad[:12], bad[12:]]):
+                with connect(ws_url(base, room)) as ws:
+                    ws.send(message, text=True)
+                    m = json.loads(ws.recv(10))
+                    assert m["type"] == "error" and m["code"] == "bad_message", m
+                    assert "UTF-8" in m["message"], m
+                    assert close_code(ws) == 1007 and "UTF-8" in (ws.close_reason or "")
+    finally:
+        uvicorn_log.removeHandler(caplog.handler)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert len([r for r in caplog.records if "UTF-8" in r.getMessage()]) == 2
+
+
 def test_unknown_tokens_are_throttled(client: TestClient) -> None:
     ann = create_room(client)
     codes = []
@@ -329,6 +355,40 @@ def test_a_kicked_player_cannot_rejoin_at_once(db_url: str) -> None:
         assert rejoin("\u0412ob", "10.0.0.3").status_code == 403  # a name that looks like his
         # Someone else, from elsewhere, still may.
         assert rejoin("Cy", "10.0.0.3").status_code == 200
+
+
+def test_a_kicked_player_cannot_rejoin_as_the_same_player(db_url: str) -> None:
+    """The kick bars the player behind the seat too: their identity cookie, under a new name,
+    from a new address, is refused as a barred address is; someone else from there is not."""
+    app = ProxyHeadersMiddleware(create_app(db_url), trusted_hosts=["testclient"])
+
+    def at(address: str) -> dict[str, str]:
+        return {"X-Forwarded-For": address}
+
+    with TestClient(app) as client:
+        ann = client.post("/api/rooms", json={"seats": 3, "name": "Ann"},
+                          headers=at("10.0.0.1")).json()
+        client.cookies.clear()  # Bob is another browser: his own identity
+        bob = client.post(f"/api/rooms/{ann['room']}/join", json={"name": "Bob"},
+                          headers=at("10.0.0.2")).json()
+        assert bob["profile"] and bob["profile"] != ann["profile"]
+        with client.websocket_connect(f"/ws/{ann['room']}", headers=at("10.0.0.1")) as a, \
+                client.websocket_connect(f"/ws/{ann['room']}", headers=at("10.0.0.2")) as b:
+            hello(a, ann["token"])
+            hello(b, bob["token"])
+            a.send_text(json.dumps({"type": "kick", "player": bob["player"]}))
+            while recv(b)["type"] != "kicked":
+                pass
+
+        def rejoin(name: str, address: str) -> httpx.Response:
+            return client.post(f"/api/rooms/{ann['room']}/join", json={"name": name},
+                               headers=at(address))
+
+        again = rejoin("Robert", "10.0.0.5")  # Bob's cookie, a new name, a new address
+        assert again.status_code == 403 and "removed" in again.json()["error"], again.text
+        assert int(again.headers["Retry-After"]) > 60
+        client.cookies.clear()  # someone else at that address
+        assert rejoin("Robert", "10.0.0.5").status_code == 200
 
 
 def test_one_address_cannot_fill_a_room(db_url: str) -> None:

@@ -59,7 +59,9 @@ def test_ids_and_their_answers_survive_a_restart(store_url: str) -> None:
         # The very same answers: the ack's v is the update that carried the move, from the
         # process before; the refusal is not tried again.
         assert ask(b, {"type": "play", "id": "once", "move": "T"}) == acked
-        assert ask(b, {"type": "play", "id": "no", "move": "T"}) == refused
+        assert ask(b, {"type": "play", "id": "no", "move": "5-F"}) == refused
+        # Another move under the used id is refused as such, not tried.
+        assert ask(b, {"type": "play", "id": "no", "move": "T"})["code"] == "reused_id"
         b.send_json({"type": "sync", "since": None})
         after = recv_until(b, "state")[0]["table"]
         assert after["tableaus"] == before["tableaus"]

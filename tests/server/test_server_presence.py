@@ -130,3 +130,15 @@ def test_a_spectator_sends_no_emote(client: TestClient) -> None:
         hello(e, eve.token)
         m = ask(e, {"type": "emote", "emote": "wow"})
         assert m["type"] == "error" and m["code"] == "not_seated"
+
+
+def test_a_spectator_sends_no_pointer(client: TestClient) -> None:
+    # Answered as a spectator's emote is (it went unanswered): a spectator has no cards to drag,
+    # so a client that sends one is wrong, not late, and is told.
+    with two_players(client) as (ann, _bob, a, _b):
+        eve = join(client, ann.room, "Eve", spectator=True)
+        with client.websocket_connect(f"/ws/{ann.room}") as e:
+            hello(e, eve.token)
+            m = ask(e, {"type": "pointer", "at": "F", "x": 0.5, "y": 0.5})
+            assert m["type"] == "error" and m["code"] == "not_seated", m
+            assert not pointers(quiet(a, 0.2))

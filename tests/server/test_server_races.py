@@ -19,7 +19,7 @@ from nertz.rules import Rules
 from nertz.server import protocol
 from nertz.server.edge.latency import RttEstimator, kernel_rtt_ms, network_bound
 from nertz.server.room.lobby import Player
-from nertz.server.room.messages import Ack, Effects, RaceWon, Rejected, Send, Stamp
+from nertz.server.room.messages import Ack, Effects, Error, RaceWon, Rejected, Send, Stamp
 from nertz.server.room.races import (
     CAP_MS,
     FLAG_MIN_PLAYS,
@@ -233,6 +233,22 @@ async def test_a_seats_later_moves_wait_behind_its_play_and_a_resent_id_is_answe
     assert [e.data["m"] for e in entries if e.kind == "move"][-2:] == ["W-F1", "T"]
     table.close()
 
+
+async def test_a_waiting_plays_id_with_another_move_is_an_error(
+    store: Store, deals: list[Any],
+) -> None:
+    table, ann, _ = await race_table(store)
+    road, other = Road(), Road()
+    now = wall_ms()
+    play(table, ann, "a1", "W-F1", Stamp(now, 20.0), road)
+    fx = table.handle(ann, protocol.Play("a1", "T"), Stamp(now + 1, 20.0), other)
+    errors = [s.message for s in fx.sends if isinstance(s.message, Error)]
+    assert [(e.code, e.id) for e in errors] == [("reused_id", "a1")]
+    await table.settled()
+    assert [a.move for a in road.answers()] == ["W-F1"] and other.answers() == []
+    entries = await store.load_log(table.id)
+    assert [e.data["m"] for e in entries if e.kind == "move"][-1] == "W-F1"  # no T
+    table.close()
 
 async def test_the_default_is_on_with_people_and_off_for_bots_alone(
     store: Store, deals: list[Any],

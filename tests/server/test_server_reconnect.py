@@ -238,3 +238,27 @@ def test_resent_action_after_a_restart_is_not_applied_again(db_url: str) -> None
         after = recv_until(b, "state")[0]["table"]
         assert public(after) == public(before)
         assert ask(b, {"type": "play", "id": "twice", "move": "T"})["type"] == "ack"
+
+
+def test_an_action_id_used_for_another_move_is_an_error(db_url: str) -> None:
+    """A resent id must carry the same move: another move under a used id is an error naming
+    the id and its first move (it used to get the first answer, the new move silently
+    dropped), live and after a restart; the same move, written otherwise, is a resend."""
+    with TestClient(create_app(db_url)) as client, two_players(client) as (ann, bob, _a, b):
+        first = ask(b, {"type": "play", "id": "once", "move": "T"})
+        assert first["type"] == "ack"
+        assert ask(b, {"type": "play", "id": "once", "move": "t"}) == first  # the same move
+        other = ask(b, {"type": "play", "id": "once", "move": "NERTZ"})
+        assert (other["type"], other["code"], other["id"]) == ("error", "reused_id", "once")
+        assert "'once'" in other["message"] and "'T'" in other["message"], other
+        refused = ask(b, {"type": "play", "id": "bad", "move": "NOPE"})
+        assert refused["type"] == "rejected"
+        assert ask(b, {"type": "play", "id": "bad", "move": "NOPE"}) == refused
+        assert ask(b, {"type": "play", "id": "bad", "move": "T"})["code"] == "reused_id"
+    with TestClient(create_app(db_url)) as client, \
+            client.websocket_connect(f"/ws/{ann.room}") as b:
+        hello(b, bob.token)  # the answers now come from the log
+        assert ask(b, {"type": "play", "id": "once", "move": "T"}) == first
+        assert ask(b, {"type": "play", "id": "once", "move": "NERTZ"})["code"] == "reused_id"
+        assert ask(b, {"type": "play", "id": "bad", "move": "NOPE"}) == refused
+        assert ask(b, {"type": "play", "id": "bad", "move": "T"})["code"] == "reused_id"

@@ -227,12 +227,13 @@ def test_action_ids_are_deduplicated(client: TestClient, race_deal: Any) -> None
         assert first["type"] == "ack"
         again = ask(a, {"type": "play", "id": "n1", "move": "N-F"})
         assert again == first
-        # Even a different move under the same id gets the first answer, and is not applied.
+        # A different move under the same id is an error, and is not applied either.
         again = ask(a, {"type": "play", "id": "n1", "move": "T"})
-        assert again == first
+        assert (again["type"], again["code"], again["id"]) == ("error", "reused_id", "n1")
         rejected = ask(a, {"type": "play", "id": "r1", "move": "1-F"})
         assert rejected["type"] == "rejected"
-        assert ask(a, {"type": "play", "id": "r1", "move": "N-F"}) == rejected
+        assert ask(a, {"type": "play", "id": "r1", "move": "1-F"}) == rejected
+        assert ask(a, {"type": "play", "id": "r1", "move": "N-F"})["code"] == "reused_id"
         table = table_of(client, ann.room)
         moves = in_loop(client, lambda: [str(m.m) for m in moves_of(table)])
         assert moves == ["N-F"]

@@ -69,7 +69,7 @@ from nertz.server.limits import (
 from nertz.server.live import LiveRoom
 from nertz.server.openapi import ROUTES as API
 from nertz.server.players import PlayersApi
-from nertz.server.players.identity import token_from
+from nertz.server.players.identity import Profile, token_from
 from nertz.server.players.listing import ListingRefused
 from nertz.server.room.entries import UnknownEntry
 from nertz.server.room.lobby import Player
@@ -172,7 +172,8 @@ BAD_TOKENS_PER_MINUTE = 10
 BAD_TOKENS = Rate("bad_tokens", BAD_TOKENS_PER_MINUTE)
 
 KICK_BAR_SECONDS = 600.0
-"""How long a kicked player's address and name may not join the room again."""
+"""How long a kicked player's address, name and player identity may not join the room
+again."""
 
 PEOPLE_PER_ADDRESS = 16
 """People one client address may bring into one room (a household, a small class behind one
@@ -724,10 +725,10 @@ def create_app(
         return await _tie(request, room.id, await _join_table(
             room, name, spectator, client_address(request), reclaim))
 
-    async def _reclaimable(request: Request, room_id: str) -> list[str]:
-        """The people of the room the request's player was seated as (by the server's record):
-        a seat whose token their sign-out ended is theirs to take back by joining."""
-        profile = await players().identities.find(token_from(request))
+    async def _reclaimable(profile: Profile | None, room_id: str) -> list[str]:
+        """The people of the room the request's player (``profile``) was seated as (by the
+        server's record): a seat whose token their sign-out ended is theirs to take back by
+        joining."""
         if profile is None:
             return []
         return await players().identities.seats_in(room_id, profile.id)
@@ -827,15 +828,18 @@ def create_app(
             room_id = exc.room_id
         data: JoinRoom = await body(request, JoinRoom)
         address = client_address(request)
+        profile = await players().identities.find(token_from(request))
+        bars = [f"{room_id} address {address}"]
+        if profile is not None:
+            bars.append(f"{room_id} profile {profile.id}")
         with contextlib.suppress(protocol.ProtocolError):  # a bad name is refused by the join
-            looks = protocol.name_skeleton(protocol.clean_name(data.name))
-            wait = max(await shared.barred(f"{room_id} address {address}"),
-                       await shared.barred(f"{room_id} name {looks}"))
-            if wait:
-                raise ApiError(403, "you were removed from this room by its host: you may join "
-                                    f"again in {math.ceil(wait / 60)} min",
-                               {"Retry-After": str(math.ceil(wait))})
-        reclaim = await _reclaimable(request, room_id)
+            bars.append(f"{room_id} name {protocol.name_skeleton(protocol.clean_name(data.name))}")
+        wait = max([await shared.barred(key) for key in bars])
+        if wait:
+            raise ApiError(403, "you were removed from this room by its host: you may join "
+                                f"again in {math.ceil(wait / 60)} min",
+                           {"Retry-After": str(math.ceil(wait))})
+        reclaim = await _reclaimable(profile, room_id)
         if room is not None:
             out = await _join(request, room, data.name, data.spectator, reclaim)
         else:
@@ -1424,6 +1428,18 @@ def create_app(
             await shared.bar(f"{room.id} address {address}", KICK_BAR_SECONDS)
         await shared.bar(f"{room.id} name {protocol.name_skeleton(target.name)}",
                          KICK_BAR_SECONDS)
+        # Nor as the same player (their identity cookie or account) under a new name from a
+        # new address. A profile someone still in the room is tied to is not barred: it is
+        # the same person in another seat (the host who opened two from one browser).
+        try:
+            members = await players().identities.members(room.id)
+        except Exception:  # the kick stands; the address and name bars still hold
+            log.exception("room %s: could not bar %s's player", room.id, target_id)
+            return
+        profile = members.get(target_id)
+        if profile is not None and profile not in {
+                members.get(pid) for pid in room.table.players}:
+            await shared.bar(f"{room.id} profile {profile}", KICK_BAR_SECONDS)
 
     def players_error(status: int, message: str, headers: dict[str, str] | None = None
                       ) -> ApiError:

@@ -49,7 +49,9 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 from websockets.streams import StreamReader
 
+from nertz.server import protocol
 from nertz.server.edge.mailbox import Mailbox
+from nertz.server.room.messages import Error
 
 try:  # the library's C unmasking where it was built, as its own parser uses
     from websockets.speedups import apply_mask
@@ -57,6 +59,16 @@ except ImportError:  # pragma: no cover
     from websockets.utils import apply_mask
 
 log = logging.getLogger("nertz.handoff")
+
+NOT_UTF8: Final = protocol.encode(Error(
+    "bad_message", "a text frame that is not UTF-8: the protocol is JSON in UTF-8 text frames"))
+"""The ``error`` sent before closing a socket that sent a text frame that is not UTF-8."""
+
+
+def _peer(client: tuple[str, int] | None) -> str:
+    """A socket's peer for the log (its address and port, or a dash)."""
+    return "-" if client is None else f"{client[0]}:{client[1]}"
+
 
 HANDOVER: Final = "nertz.handover"
 """The scope extension that holds the socket's :class:`SocketProtocol`."""
@@ -308,13 +320,24 @@ class SocketProtocol(WebSocketsSansIOProtocol):
             try:
                 text = data.decode()
             except UnicodeDecodeError:
-                self.logger.exception("Invalid UTF-8 sequence received from client.")
-                self.conn.send_close(1007)
-                self.handle_parser_exception()
+                self._refuse_not_utf8()
                 return
             self._deliver({"type": "websocket.receive", "text": text})
         else:
             self._deliver({"type": "websocket.receive", "bytes": data})
+
+    def _refuse_not_utf8(self) -> None:
+        """A text frame that is not UTF-8: the documented ``error`` saying why, then the close
+        (1007, with its reason), as for any socket the server ends. The client's fault, not the
+        server's, and anyone may send one: a line in the log, no traceback (uvicorn logged an
+        ERROR with its traceback for each)."""
+        log.info("socket from %s: a text frame that is not UTF-8; closed (1007)",
+                 _peer(self.client))
+        if self.conn.state is State.OPEN:
+            self.conn.send_text(NOT_UTF8)
+            self.conn.send_close(1007, "text frame not UTF-8")
+        if self.conn.close_sent is not None:  # else the connection is ending already
+            self.handle_parser_exception()
 
     async def receive(self) -> Any:
         """The app's next message (ASGI's ``receive``); reading resumes once none wait."""

@@ -215,6 +215,13 @@ class Accounts:
             raise AccountError(400, f"the account name {clean!r} is too long once its letters "
                                     f"are spelled out ({len(account_key(clean))} characters, at "
                                     f"most {MAX_ACCOUNT_KEY}): choose a plainer one")
+        # An account's name is shown in matches' histories and rating lists beside bots and
+        # deleted players: it may pass for neither, as a display name at a table may not.
+        if protocol.bot_like(clean):
+            raise AccountError(409, f"names like {clean!r} are the bots' names: choose another")
+        if protocol.names_clash(clean, DELETED_NAME):
+            raise AccountError(409, f"{clean!r} is what a deleted player is called: choose "
+                                    "another name")
         return clean
 
     async def sign_in(self, name: str, password: str) -> Profile:

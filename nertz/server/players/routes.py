@@ -498,9 +498,14 @@ class PlayersApi:
             await limited(get().rooms, client_address(request), "new rooms from one address")
             if profile is None:
                 try:
-                    made = await get().new_guest(request, protocol.clean_name(data.name or ""))
+                    name = protocol.clean_name(data.name or "")
                 except protocol.ProtocolError as exc:
                     raise error(400, str(exc)) from None
+                # The new guest's name, shown in rating lists: not a bot's, as at a table.
+                if protocol.bot_like(name):
+                    raise error(409, f"names like {name!r} are the bots' names: pick another "
+                                     "name")
+                made = await get().new_guest(request, name)
                 if isinstance(made, int):
                     raise error(429, f"too many new players from one address: try again in "
                                      f"{made} s", {"Retry-After": str(made)})

@@ -31,10 +31,14 @@ class Gestures(TableLog):
         """Pass a seated player's drag on to the room: at most
         :data:`~nertz.server.room.lobby.POINTERS_PER_SECOND` a second (more are dropped, no
         error: the next one says where it is), while a round is played, and with its card only
-        when that card is face up to everyone on the player's pile now."""
+        when that card is face up to everyone on the player's pile now. From a spectator, an
+        error (``not_seated``), as for a reaction: a client that sends one is wrong, not late,
+        where a seated player's drag may straddle a round's end and is dropped unanswered."""
         rnd = self.round
         seat = player.seat
-        if seat is None or rnd is None or self.phase is not Phase.PLAYING or rnd.ended:
+        if seat is None:
+            raise CommandError("not_seated", "only a seated player can point")
+        if rnd is None or self.phase is not Phase.PLAYING or rnd.ended:
             return
         if msg.at is None:
             # One end per drag passed on, so the others' copy of it goes; never more.

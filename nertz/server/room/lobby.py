@@ -8,7 +8,6 @@ and whether a name or a bot may join.
 from __future__ import annotations
 
 import hashlib
-import re
 import secrets
 import time
 from collections import OrderedDict
@@ -46,12 +45,6 @@ def bot_name(level: str, seat: int) -> str:
     return f"{level.title()} bot {seat + 1}"
 
 
-_BOT_NAME: Final = re.compile(r"^\w+ bot \d+$")
-
-_BOT_LOOK: Final = re.compile(r"^\w+ bot \w{1,2}$")
-"""A bot's name by look: a skeleton turns digits into letters (``1`` and ``I`` into ``l``)."""
-"""Names of :func:`bot_name`'s shape, compared as :func:`protocol.name_key` folds them: kept
-from people, so nobody passes for a bot."""
 
 
 def token_hash(token: str) -> str:
@@ -230,8 +223,7 @@ class Lobby:
         if len(self.players) >= MAX_PEOPLE:
             raise CommandError("room_full", "this room has as many people as it takes")
         # By look too: "Expert bot 2" with a Cyrillic o (U+043E) would pass for the bot.
-        if _BOT_NAME.match(protocol.name_key(clean)) or _BOT_LOOK.match(
-                protocol.name_skeleton(clean)):
+        if protocol.bot_like(clean):
             raise CommandError("name_taken", f"names like {clean!r} are the room's bots' names: "
                                              "pick another name")
         # Compared by look (Unicode TS 39 skeletons), so nobody passes for someone here.

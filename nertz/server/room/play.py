@@ -5,7 +5,8 @@ A move is applied in arrival order, except that under fair races a contested pla
 plays sent before it (:mod:`nertz.server.room.fair_order` says which and until when) and its
 seat's later moves wait behind it. Refusals (illegal, a lost race, too fast, no round) go to
 the sender only and change nothing; a person's are logged all the same, so that a resent action
-id gets its first answer again, even after a restart. A lost race is logged into the match's
+id gets its first answer again, even after a restart (the same id with another move is an
+error, ``reused_id``). A lost race is logged into the match's
 replay and told to the winner too. Each applied move is broadcast as an update, may raise the
 automation flag (:class:`~nertz.server.room.races.ReactionWatch`), and then the round's referee
 has its say (:mod:`nertz.server.room.rounds`).
@@ -52,18 +53,22 @@ class Play(Rounds, People, FairOrder):
         order, except that under fair races a contested play waits for plays sent before it
         (:meth:`_needs_order`), and the seat's later moves wait behind it.
 
-        A repeated ``action_id`` gets the first answer again. Rejections (illegal, a lost race,
-        too fast, no round) go to the sender only and change nothing.
+        A repeated ``action_id`` with the same move gets the first answer again; with another
+        move it is an error (``reused_id``), so that the move is not dropped unsaid. Rejections
+        (illegal, a lost race, too fast, no round) go to the sender only and change nothing.
         """
         if not protocol.valid_id(action_id):
             raise CommandError("bad_id", protocol.BAD_ID)
         seen = player.answers.get(action_id)
         if seen is not None:
+            if isinstance(seen, Ack | Rejected):  # (the only answers remembered)
+                self._check_resent(action_id, text, seen.move)
             self._send(SENDER, seen)  # after the first one's commit, like the first answer
             return
         for queue in self._waiting.values():
             for w in queue:
                 if w.player_id == player.id and w.action_id == action_id:
+                    self._check_resent(action_id, text, w.text)
                     w.reply = reply  # resent while it waits: answered here once decided
                     return
         self._check_alive()
@@ -84,6 +89,23 @@ class Play(Rounds, People, FairOrder):
                 self._order(waiting)
                 return
         self._play_now(player, action_id, text, stamp)
+
+    def _check_resent(self, action_id: str, text: str, first: str) -> None:
+        """Refuse ``text`` under an ``action_id`` already used for the move ``first`` unless it
+        is that move again. ``first`` is what the first answer names (an applied move's normal
+        form, a refused one's text cut to 32 characters), so the text is compared both ways:
+        a byte-identical resend always matches, and so does the same move written otherwise."""
+        if text[:32] == first:
+            return
+        word = self.rules.call_word
+        try:
+            if str(Move.parse(text, word)) == str(Move.parse(first, word)):
+                return
+        except NotationError:
+            pass  # one of them is no move, the other is not the same text: not a resend
+        raise CommandError("reused_id", f"action id {action_id!r} was already used for the "
+                                        f"move {first!r}, not {text[:32]!r}: give each move "
+                                        "an id of its own")
 
     def _play_now(self, player: Player, action_id: str, text: str, stamp: Stamp) -> None:
         """Apply (or refuse) a move now."""
