@@ -129,6 +129,7 @@ def _rules(args: argparse.Namespace) -> int:
         if not sep:
             raise NertzError(f"--set takes OPTION=VALUE, not {item!r}")
         rules = rules.replace(**{name.strip(): value.strip()})
+    rules.check_new()
     if args.json:
         print(json.dumps({"rules": rules.to_spec(), "options": rules.to_options()}))
         return 0

@@ -162,12 +162,17 @@ class Rules:
             values[name] = OPTIONS[name].check(raw)
         rules = Rules(**values)
         rules._check_whole()
-        rules._check_call_word()
         return rules
 
-    def _check_call_word(self) -> None:
-        # The call word calls when typed as a move (Move.parse); one that already reads as
-        # another move (in any case, with or without its "!") would make that move instead.
+    def check_new(self) -> Rules:
+        """This ruleset, if it may start something new (a room, a simulation); else raise
+        :class:`RulesError` naming what may not be.
+
+        The call word calls when typed as a move (:meth:`nertz.moves.Move.parse`): one that
+        already reads as another move (in any case, with or without its "!") would make that
+        move instead. Checked only here, where a ruleset comes in, never where a stored one is
+        read (:meth:`from_spec`): a room, a snapshot or a replay made before the check must still
+        load (a replay records a call as ``NERTZ``, whatever the word)."""
         word = self.call_word
         for text in (word, word.strip().rstrip("!")):
             try:
@@ -177,6 +182,7 @@ class Rules:
             if move.kind is not Kind.CALL:
                 raise RulesError(f"call_word {word!r} is already a move "
                                  f"({_MOVE_WORDS[move.kind]}): choose another word")
+        return self
 
     def _check_whole(self) -> None:
         # Options that are fine alone but not together.

@@ -66,7 +66,7 @@ def build_rules(spec: str, sets: list[str] | None) -> Rules:
         # a range, so "turn_count=1" would be refused (reported to the engine's owner).
         typed: Any = int(text) if text.lstrip("-").isdigit() else text
         rules = rules.replace(**{name.strip(): typed})
-    return rules
+    return rules.check_new()
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -55,6 +55,7 @@ def test_create_room(client: TestClient, rules: Any) -> None:
         ({"rules": {"target_score": "x"}}, "target_score"),
         ({"rules": "no_such_preset"}, "no_such_preset"),
         ({"rules": 5}, "rules"),
+        ({"rules": {"preset": "pagat", "call_word": "T"}}, "call_word 'T' is already a move"),
         ({"seats": 1}, "seats"),
         ({"seats": 9}, "seats"),
         ({"seats": "4"}, "seats"),

@@ -653,7 +653,7 @@ def create_app(
         await check_room_limit(request)
         data: CreateRoom = await body(request, CreateRoom)
         try:
-            rules = Rules.from_spec(data.rules)
+            rules = Rules.from_spec(data.rules).check_new()
         except RulesError as exc:
             raise ApiError(400, str(exc)) from None
         if not 2 <= data.seats <= 8:
