@@ -17,10 +17,12 @@ from test_server_store import picture
 
 from nertz.bots.base import Observation
 from nertz.bots.basic import GreedyBot
+from nertz.moves import Move
 from nertz.rules import Rules
 from nertz.server import protocol
+from nertz.server.room.bots import RoomSeat
 from nertz.server.room.lobby import Player
-from nertz.server.room.messages import SENDER, Ack, Rejected
+from nertz.server.room.messages import SENDER, Ack, Effects, Rejected
 from nertz.server.room.snapshot import FORMAT
 from nertz.server.room.table import Table
 from nertz.server.store import MIGRATIONS, Fenced, LogEntry, Store, normalise_url
@@ -284,3 +286,27 @@ async def test_the_migration_adds_snapshots_to_a_stored_room(store_url: str) -> 
             assert version.scalar() == "0007"
     finally:
         await engine.dispose()
+
+
+def test_a_bots_new_driver_never_reuses_its_predecessors_action_ids() -> None:
+    # A seat's answers outlive its driver (a snapshot keeps them, and a rebuild makes a new
+    # driver): ids numbered from 1 again came back as another move's, refused as reused.
+    sent: list[str] = []
+
+    class Host:
+        changed = asyncio.Event()
+
+        def submit(self, player: Player, message: Any) -> Effects:
+            sent.append(message.id)
+            return Effects()
+
+    bot = Player("bot-1", "Greedy bot 2", None, 1, bot="greedy")
+
+    async def main() -> None:
+        for _ in range(2):  # the driver before a rebuild, and the one after
+            seat = RoomSeat(Host(), bot)  # type: ignore[arg-type]
+            await seat.play(Move.parse("T"))
+            await seat.play(Move.parse("T"))
+
+    asyncio.run(main())
+    assert len(set(sent)) == 4 and all(protocol.valid_id(i) for i in sent), sent

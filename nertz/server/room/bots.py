@@ -9,6 +9,7 @@ client's, so a bot is checked, stored and acknowledged as a person is.
 from __future__ import annotations
 
 import asyncio
+import secrets
 from typing import Protocol
 
 from nertz.bots import Observation
@@ -47,6 +48,9 @@ class RoomSeat:
         self.player = player
         self._seen = host.changed
         self._ids = 0
+        # Each seat's answers outlive its driver (a snapshot keeps them): a driver that numbered
+        # its ids from 1 again after a rebuild reused its predecessor's ids for other moves.
+        self._prefix = f"b{secrets.token_hex(3)}-"
 
     def present(self) -> bool:
         """Whether the bot is still in the room and the room is open."""
@@ -79,5 +83,5 @@ class RoomSeat:
     async def play(self, move: Move) -> bool:
         """Submit the move as the bot's player; False if refused as a command."""
         self._ids += 1
-        fx = self.host.submit(self.player, protocol.Play(f"b{self._ids}", str(move)))
+        fx = self.host.submit(self.player, protocol.Play(f"{self._prefix}{self._ids}", str(move)))
         return not any(isinstance(s.message, Error) for s in fx.sends)
