@@ -21,7 +21,7 @@ from typing import Any
 
 from nertz.events import Event
 from nertz.server.room.core import TableCore
-from nertz.server.room.entries import UnknownEntry
+from nertz.server.room.entries import UnknownEntry, check_entry
 from nertz.server.room.messages import EVERYONE, CommandError, Effects, Send, ServerMessage
 from nertz.server.room.snapshot import FORMAT as SNAPSHOT_FORMAT
 from nertz.server.room.snapshot import SNAPSHOT_EVERY, capture
@@ -90,6 +90,10 @@ class TableLog(TableCore):
         to the store (with the ``snapshot`` of the table before it, if given); what the
         command sends waits for its commit."""
         self._check_alive()
+        # What this version writes it must be able to read back: an entry kind or field left
+        # out of ENTRY_FIELDS would make the room unloadable after a restart, so it fails here,
+        # in the first test that writes it, not in a rebuild after the release.
+        check_entry(kind, data)
         events = self._apply(kind, data)
         fut = self.store.append_nowait(self.id, self.seq, kind, data, self.epoch, snapshot)
         self.seq += 1
