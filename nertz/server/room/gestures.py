@@ -33,10 +33,13 @@ class Gestures(TableLog):
         error: the next one says where it is), while a round is played, and with its card only
         when that card is face up to everyone on the player's pile now. From a spectator, an
         error (``not_seated``), as for a reaction: a client that sends one is wrong, not late,
-        where a seated player's drag may straddle a round's end and is dropped unanswered."""
+        where a seated player's drag may straddle a round's end and is dropped unanswered (so
+        is a spectator's drag's end: the drag began while the player was seated)."""
         rnd = self.round
         seat = player.seat
         if seat is None:
+            if msg.at is None:
+                return  # a drag's end may cross the host's moving its player to watching
             raise CommandError("not_seated", "only a seated player can point")
         if rnd is None or self.phase is not Phase.PLAYING or rnd.ended:
             return
