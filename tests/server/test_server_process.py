@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -105,6 +106,9 @@ class Client:
         self.result: dict[str, Any] | None = None
         self.last_t = 0
         self.n = 0
+        # An id of its own for every move (docs/protocol.md): a client made again after the
+        # restart that numbered from 1 under the same prefix reused the ids of moves before it.
+        self.prefix = secrets.token_hex(3)
         self.send({"type": "hello", "token": token, "since": since})
 
     def send(self, message: dict[str, Any]) -> None:
@@ -154,7 +158,7 @@ class Client:
     def play(self, move: str) -> dict[str, Any]:
         """Play and wait for the answer to it."""
         self.n += 1
-        key = f"{self.token[:4]}-{self.n}"
+        key = f"{self.prefix}-{self.n}"
         self.send({"type": "play", "id": key, "move": move})
         while key not in self.answers:
             self.read()
