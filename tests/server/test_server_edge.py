@@ -325,25 +325,33 @@ def test_skeleton_follows_the_standard() -> None:
     assert skeleton("\u212bngstr\u00f6m") == skeleton("A\u030angstro\u0308rn")
 
 
+def at(address: str) -> dict[str, str]:
+    """Headers that make a request come from ``address`` (behind the tests' trusted proxy)."""
+    return {"X-Forwarded-For": address}
+
+
+def ann_kicks_bob(client: TestClient, ann: dict[str, Any], bob: dict[str, Any]) -> None:
+    """Ann (the host, at 10.0.0.1) and Bob (at 10.0.0.2) open their sockets; Ann kicks Bob,
+    and Bob hears it."""
+    with client.websocket_connect(f"/ws/{ann['room']}", headers=at("10.0.0.1")) as a, \
+            client.websocket_connect(f"/ws/{ann['room']}", headers=at("10.0.0.2")) as b:
+        hello(a, ann["token"])
+        hello(b, bob["token"])
+        a.send_text(json.dumps({"type": "kick", "player": bob["player"]}))
+        while recv(b)["type"] != "kicked":
+            pass
+
+
 def test_a_kicked_player_cannot_rejoin_at_once(db_url: str) -> None:
     """Behind a proxy the test names, so that each person has an address of their own."""
     app = ProxyHeadersMiddleware(create_app(db_url), trusted_hosts=["testclient"])
-
-    def at(address: str) -> dict[str, str]:
-        return {"X-Forwarded-For": address}
 
     with TestClient(app) as client:
         r = client.post("/api/rooms", json={"seats": 3, "name": "Ann"}, headers=at("10.0.0.1"))
         ann = r.json()
         bob = client.post(f"/api/rooms/{ann['room']}/join", json={"name": "Bob"},
                           headers=at("10.0.0.2")).json()
-        with client.websocket_connect(f"/ws/{ann['room']}", headers=at("10.0.0.1")) as a, \
-                client.websocket_connect(f"/ws/{ann['room']}", headers=at("10.0.0.2")) as b:
-            hello(a, ann["token"])
-            hello(b, bob["token"])
-            a.send_text(json.dumps({"type": "kick", "player": bob["player"]}))
-            while recv(b)["type"] != "kicked":
-                pass
+        ann_kicks_bob(client, ann, bob)
 
         def rejoin(name: str, address: str) -> httpx.Response:
             return client.post(f"/api/rooms/{ann['room']}/join", json={"name": name},
@@ -362,9 +370,6 @@ def test_a_kicked_player_cannot_rejoin_as_the_same_player(db_url: str) -> None:
     from a new address, is refused as a barred address is; someone else from there is not."""
     app = ProxyHeadersMiddleware(create_app(db_url), trusted_hosts=["testclient"])
 
-    def at(address: str) -> dict[str, str]:
-        return {"X-Forwarded-For": address}
-
     with TestClient(app) as client:
         ann = client.post("/api/rooms", json={"seats": 3, "name": "Ann"},
                           headers=at("10.0.0.1")).json()
@@ -372,13 +377,7 @@ def test_a_kicked_player_cannot_rejoin_as_the_same_player(db_url: str) -> None:
         bob = client.post(f"/api/rooms/{ann['room']}/join", json={"name": "Bob"},
                           headers=at("10.0.0.2")).json()
         assert bob["profile"] and bob["profile"] != ann["profile"]
-        with client.websocket_connect(f"/ws/{ann['room']}", headers=at("10.0.0.1")) as a, \
-                client.websocket_connect(f"/ws/{ann['room']}", headers=at("10.0.0.2")) as b:
-            hello(a, ann["token"])
-            hello(b, bob["token"])
-            a.send_text(json.dumps({"type": "kick", "player": bob["player"]}))
-            while recv(b)["type"] != "kicked":
-                pass
+        ann_kicks_bob(client, ann, bob)
 
         def rejoin(name: str, address: str) -> httpx.Response:
             return client.post(f"/api/rooms/{ann['room']}/join", json={"name": name},
@@ -396,9 +395,6 @@ def test_one_address_cannot_fill_a_room(db_url: str) -> None:
     room with spectators; the host can kick one of them (it never opened a socket) and that
     bars the address it joined from, and people from elsewhere still get in."""
     app = ProxyHeadersMiddleware(create_app(db_url), trusted_hosts=["testclient"])
-
-    def at(address: str) -> dict[str, str]:
-        return {"X-Forwarded-For": address}
 
     with TestClient(app) as client:
         ann = client.post("/api/rooms", json={"seats": 2, "name": "Ann"},

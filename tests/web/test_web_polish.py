@@ -481,16 +481,23 @@ ONE_LINE = """(sel) => [...document.querySelectorAll(sel)].filter((b) => {
 """The buttons whose words take more than one line."""
 
 
-def test_the_sideways_phones_settings_keep_to_one_line(server: Any, new_page: Any,
-                                                      artifacts: Path) -> None:
-    # Held sideways, a phone's top bar holds the settings; with six seats' scores beside them
-    # "Four colours" broke over two lines (the scores must give way, not the buttons).
+def six_seats_sideways(server: Any, new_page: Any) -> Any:
+    """A phone held sideways (844x390) at a six-seat pagat table, its seats filled with bots
+    and the round under way: the top bar's tightest fit."""
     page = open_page(new_page, (844, 390))
     seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=6)
     page.tap("#fill-bots")
     page.wait_for_function("() => document.querySelectorAll('#seats .player-name').length === 6")
     page.tap("#start")
     wait_table(page)
+    return page
+
+
+def test_the_sideways_phones_settings_keep_to_one_line(server: Any, new_page: Any,
+                                                      artifacts: Path) -> None:
+    # Held sideways, a phone's top bar holds the settings; with six seats' scores beside them
+    # "Four colours" broke over two lines (the scores must give way, not the buttons).
+    page = six_seats_sideways(server, new_page)
     shot(page, artifacts, "topbar-844x390")
     assert page.evaluate(ONE_LINE, "#tools > button, #tools > a, #menu-btn") == []
     tops = page.evaluate("""() => [...document.querySelectorAll('.topbar button, .topbar a')]
@@ -520,12 +527,7 @@ def test_the_sideways_phones_scores_open_in_full(server: Any, new_page: Any, axe
     # Held sideways, the bar's scores give way to the settings and are cut short ("Ann 0 ·
     # Casual bot 2 0 · …"): a player could not read the others' scores until the results.
     # A tap on them opens every seat's score in full under the bar.
-    page = open_page(new_page, (844, 390))
-    seat_room(server, page, "Ann", rules={"preset": "pagat"}, seats=6)
-    page.tap("#fill-bots")
-    page.wait_for_function("() => document.querySelectorAll('#seats .player-name').length === 6")
-    page.tap("#start")
-    wait_table(page)
+    page = six_seats_sideways(server, new_page)
     assert page.evaluate(CUT_SHORT), "six seats' scores fit the bar: nothing to test"
     assert page.get_attribute("#totals", "aria-expanded") == "false"
     page.tap("#totals")
